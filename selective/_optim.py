@@ -1,0 +1,135 @@
+r"""Numerical kernels for the optimal-β corrections (private).
+
+All problems here have a unique optimum characterised by a monotone first-order condition
+(THEORY.md 3.2, 3.3), so they are solved by vectorised bisection in a log parametrisation,
+robust for values far below the double range (work with logarithms throughout).
+
+Notation: Theorem 20 of Dwork et al. (arXiv:1506.02629) bounds max-information in nats by
+:math:`a + b\sqrt{L}` with :math:`a = \varepsilon^2 n/2`, :math:`b = \varepsilon\sqrt{n/2}` and
+:math:`L = \ln(2/\beta)`, i.e. :math:`\beta = 2e^{-L}`, and :math:`\beta \le 1 \iff L \ge \ln 2`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+LN2 = math.log(2.0)
+_N_ITER = 200
+
+
+def _bisect_increasing(f, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Root of an increasing function on [lo, hi] (elementwise; f(lo) <= 0 <= f(hi) assumed)."""
+    lo = np.array(lo, dtype=float, copy=True)
+    hi = np.array(hi, dtype=float, copy=True)
+    for _ in range(_N_ITER):
+        mid = 0.5 * (lo + hi)
+        pos = f(mid) > 0
+        hi = np.where(pos, mid, hi)
+        lo = np.where(pos, lo, mid)
+        if np.all(hi - lo <= 4e-16 * np.maximum(1.0, np.abs(hi))):
+            break
+    return 0.5 * (lo + hi)
+
+
+def _grow_upper(f, start: np.ndarray) -> np.ndarray:
+    """Double ``start`` elementwise until f > 0 (f increasing, unbounded above)."""
+    hi = np.array(start, dtype=float, copy=True)
+    for _ in range(2000):
+        bad = ~(f(hi) > 0)
+        if not bad.any():
+            return hi
+        hi = np.where(bad, hi * 2.0, hi)
+    raise FloatingPointError("bracketing failed in an optimal-beta solver")  # pragma: no cover
+
+
+def min_exp_sqrt_plus_beta(logc, a: float, b: float):
+    r"""Minimise :math:`F(\beta) = \exp(c + a + b\sqrt{\ln(2/\beta)}) + \beta` over β in (0, 1].
+
+    Vectorised over ``logc`` (= c). With :math:`L = \ln(2/\beta)`,
+    :math:`F'(\beta) = 1 - e^{h(L)}` where
+    :math:`h(L) = c + a + b\sqrt L + \ln b - 2\ln 2 + L - \tfrac12\ln L` is increasing for
+    :math:`L \ge \ln 2` (its derivative :math:`1 + b/(2\sqrt L) - 1/(2L) > 0` there), so the
+    optimum is the root of h, or β = 1 when :math:`h(\ln 2) \ge 0`.
+
+    Returns
+    -------
+    value, beta : ndarray
+        The minimum (not clipped at 1) and the minimiser.
+    """
+    logc = np.asarray(logc, dtype=float)
+    if b <= 0:
+        # no beta dependence: the infimum is at beta -> 0
+        return np.exp(logc + a), np.zeros_like(logc)
+    lnb = math.log(b)
+
+    def h(L):
+        return logc + a + b * np.sqrt(L) + lnb - 2 * LN2 + L - 0.5 * np.log(L)
+
+    L0 = np.full_like(logc, LN2)
+    at_one = h(L0) >= 0
+    start = np.maximum(1.0, -(logc + a + lnb) + 4.0)
+    hi = _grow_upper(h, np.where(at_one, 1.0, start))
+    L = np.where(at_one, LN2, _bisect_increasing(h, L0, hi))
+    beta = np.where(at_one, 1.0, 2.0 * np.exp(-L))
+    value = np.exp(logc + a + b * np.sqrt(L)) + beta
+    return value, beta
+
+
+def max_log_gamma_composite(R0: float, a: float, b: float, n_blocks: int):
+    r"""Maximise :math:`(J+1)\ln\frac{R_0-\beta_0}{J+1} - (a + b\sqrt{\ln(2/\beta_0)})` over
+    :math:`\beta_0 \in (0, R_0)` (J = ``n_blocks`` description-length blocks sharing the rest
+    of the slack equally, THEORY.md 3.2 and 2.7).
+
+    The derivative :math:`-(J+1)/(R_0-\beta_0) + b/(2\beta_0\sqrt{L_0})` is strictly decreasing
+    in :math:`\beta_0` (as :math:`\beta\sqrt{\ln(2/\beta)}` increases for β < 2/√e), so its root is
+    found by bisection in :math:`L_0`.
+
+    Returns
+    -------
+    log_value : float
+        The maximum (natural log).
+    beta0 : float
+        The maximiser.
+    """
+    J1 = n_blocks + 1
+    if b <= 0:
+        return J1 * math.log(R0 / J1) - a, 0.0
+
+    def g(L):  # increasing in L  (decreasing in beta0 = 2 e^{-L})
+        beta0 = 2.0 * np.exp(-L)
+        return -J1 / (R0 - beta0) + b * np.exp(L) / (4.0 * np.sqrt(L))
+
+    L_lo = np.array([math.log(2.0 / R0) + 1e-15])
+    # at L_lo, beta0 ~ R0 so g ~ -inf < 0
+    hi = _grow_upper(g, np.array([max(1.0, math.log(2.0 / R0) + 1.0)]))
+    L = float(_bisect_increasing(g, L_lo, hi)[0])
+    beta0 = 2.0 * math.exp(-L)
+    log_value = J1 * math.log((R0 - beta0) / J1) - (a + b * math.sqrt(L))
+    return log_value, beta0
+
+
+def min_bits_composite(R: float, a: float, b: float, n_blocks: int):
+    r"""Minimise over :math:`\beta_0 \in (0, R)` the nats
+    :math:`a + b\sqrt{\ln(2/\beta_0)} + J\ln\frac{J}{R - \beta_0}` (Thm 20 block plus J
+    description-length blocks sharing :math:`R - \beta_0` equally). Same monotone
+    first-order condition as :func:`max_log_gamma_composite` with J in place of J + 1.
+
+    Returns (value_nats, beta0).
+    """
+    J = n_blocks
+    if J == 0:
+        raise ValueError("min_bits_composite needs at least one description-length block")
+    if b <= 0:
+        return a + J * math.log(J / R), 0.0
+
+    def g(L):
+        beta0 = 2.0 * np.exp(-L)
+        return -J / (R - beta0) + b * np.exp(L) / (4.0 * np.sqrt(L))
+
+    L_lo = np.array([math.log(2.0 / R) + 1e-15])
+    hi = _grow_upper(g, np.array([max(1.0, math.log(2.0 / R) + 1.0)]))
+    L = float(_bisect_increasing(g, L_lo, hi)[0])
+    beta0 = 2.0 * math.exp(-L)
+    return a + b * math.sqrt(L) + J * math.log(J / (R - beta0)), beta0

@@ -1,0 +1,114 @@
+r"""Privacy composition: basic, advanced, zCDP, and conversions between the DP notions.
+
+References
+----------
+.. [DR] C. Dwork, A. Roth, "The algorithmic foundations of differential privacy", Foundations
+   and Trends in Theoretical Computer Science 9(3-4), 2014.
+.. [BS] M. Bun, T. Steinke, "Concentrated differential privacy: simplifications, extensions,
+   and lower bounds", TCC 2016, arXiv:1605.02065.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .._validation import check_int, check_positive, check_probability
+from .certificates import ApproxDP, PureDP, ZCDP
+
+__all__ = [
+    "basic_composition",
+    "advanced_composition",
+    "AdvancedComposition",
+    "zcdp_composition",
+    "zcdp_to_approx_dp",
+    "pure_dp_to_zcdp",
+]
+
+
+def basic_composition(*certificates: PureDP | ApproxDP) -> PureDP | ApproxDP:
+    r"""Adaptive composition of (ε_i, δ_i)-DP steps: :math:`(\sum\varepsilon_i, \sum\delta_i)`-DP.
+
+    [DR]_ Theorem 3.16 (also DFHPRR Theorem 3). Returns :class:`PureDP` when every step is pure.
+    """
+    if not certificates:
+        raise ValueError("`certificates` must hold at least one PureDP or ApproxDP; got none.")
+    for i, c in enumerate(certificates):
+        if not isinstance(c, (PureDP, ApproxDP)):
+            raise TypeError(f"`certificates[{i}]` must be PureDP or ApproxDP; got {c!r}.")
+    eps = math.fsum(c.epsilon for c in certificates)
+    delta = math.fsum(c.delta for c in certificates if isinstance(c, ApproxDP))
+    return PureDP(eps) if delta == 0 else ApproxDP(eps, delta)
+
+
+@dataclass(frozen=True, slots=True)
+class AdvancedComposition:
+    """Result of :func:`advanced_composition`: the composed (ε', δ_total) and, for comparison,
+    basic composition's ε."""
+
+    epsilon: float
+    delta: float
+    epsilon_basic: float
+
+    @property
+    def certificate(self) -> ApproxDP:
+        """The composed guarantee as an :class:`ApproxDP` certificate (δ_total > 0)."""
+        return ApproxDP(self.epsilon, self.delta)
+
+
+def advanced_composition(epsilon: float, n_steps: int, delta_prime: float, *, delta: float = 0.0) -> AdvancedComposition:
+    r"""k-fold adaptive composition of (ε, δ)-DP steps by the advanced composition theorem.
+
+    .. math:: \varepsilon' = \sqrt{2k\ln(1/\delta')}\,\varepsilon + k\varepsilon(e^\varepsilon - 1),
+              \qquad \delta_{total} = k\delta + \delta'.
+
+    [DR]_ Theorem 3.20 (DFHPRR Theorem 4). The result is *approximate* DP: it has no numeric
+    max-information bound in this package (THEORY.md 2.4, 5.7). For p-values compose pure steps
+    with :func:`basic_composition` or use zCDP.
+
+    Parameters
+    ----------
+    epsilon : float
+        Per-step ε in nats, > 0.
+    n_steps : int
+        k, the number of steps, >= 1.
+    delta_prime : float
+        δ' in (0, 1).
+    delta : float, default 0
+        Per-step δ in [0, 1).
+    """
+    eps = check_positive("epsilon", epsilon)
+    k = check_int("n_steps", n_steps, low=1)
+    dp = check_probability("delta_prime", delta_prime, closed="neither")
+    d = check_probability("delta", delta, closed="left")
+    eps_total = math.sqrt(2.0 * k * math.log(1.0 / dp)) * eps + k * eps * math.expm1(eps)
+    total_delta = k * d + dp
+    if total_delta >= 1.0:
+        raise ValueError(f"the composed delta k*delta + delta_prime must be below 1; got {total_delta!r}.")
+    return AdvancedComposition(epsilon=eps_total, delta=total_delta, epsilon_basic=k * eps)
+
+
+def zcdp_composition(*certificates: ZCDP) -> ZCDP:
+    r"""Adaptive composition of zCDP steps: ρ's add ([BS]_ Lemma 2.3)."""
+    if not certificates:
+        raise ValueError("`certificates` must hold at least one ZCDP; got none.")
+    for i, c in enumerate(certificates):
+        if not isinstance(c, ZCDP):
+            raise TypeError(f"`certificates[{i}]` must be ZCDP; got {c!r}.")
+    return ZCDP(math.fsum(c.rho for c in certificates))
+
+
+def zcdp_to_approx_dp(rho: float, delta: float) -> ApproxDP:
+    r""":math:`\rho`-zCDP implies :math:`(\rho + 2\sqrt{\rho\ln(1/\delta)}, \delta)`-DP for every δ > 0.
+
+    [BS]_ Proposition 1.3.
+    """
+    r = check_positive("rho", rho)
+    d = check_probability("delta", delta, closed="neither")
+    return ApproxDP(r + 2.0 * math.sqrt(r * math.log(1.0 / d)), d)
+
+
+def pure_dp_to_zcdp(epsilon: float) -> ZCDP:
+    r"""ε-DP implies :math:`\tfrac12\varepsilon^2`-zCDP ([BS]_ Proposition 1.4)."""
+    eps = check_positive("epsilon", epsilon)
+    return ZCDP(eps * eps / 2.0)

@@ -1,0 +1,245 @@
+"""Tests of proportions (one and two samples) and the chi-square test of independence.
+
+Numbers come from ``statsmodels.stats.proportion.proportions_ztest`` and
+``statsmodels.stats.contingency_tables.Table``; none uses a continuity correction, so they
+agree with R's ``prop.test(..., correct = FALSE)`` and ``chisq.test(..., correct = FALSE)``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.contingency_tables import Table
+from statsmodels.stats.proportion import proportions_ztest
+
+from .._validation import check_choice, check_probability
+from ..exceptions import SelectiveWarning
+from ._result import IntervalRule, TestResult, make_result
+from ._spec import (
+    SM_ALTERNATIVE,
+    TestSpec,
+    as_float,
+    check_column_name,
+    check_levels,
+    fmt,
+    group_label,
+    require_n,
+    select,
+    two_groups,
+)
+
+__all__ = ["OneSampleProportionTest", "TwoSampleProportionTest", "ChiSquareIndependenceTest"]
+
+VARIANCE = ("null", "sample")
+
+
+def _successes(series: pd.Series, success: Any, column: Any) -> np.ndarray:
+    """Boolean array: which rows count as successes."""
+    if success is not None:
+        return (series == success).to_numpy(dtype=bool)
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.to_numpy(dtype=bool)
+    if pd.api.types.is_numeric_dtype(series.dtype):
+        values = as_float(series)
+        if np.all((values == 0) | (values == 1)):
+            return values == 1
+    shown = list(pd.unique(series.to_numpy(dtype=object))[:5])
+    raise ValueError(
+        f"Column {column!r} must hold 0/1 or True/False for a proportion test, or pass `success=` "
+        f"(the value counted as a success); its values include {shown!r}."
+    )
+
+
+def _check_success(success: Any) -> None:
+    if isinstance(success, float) and math.isnan(success):
+        raise ValueError("`success` must be a value of the column, not NaN.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OneSampleProportionTest(TestSpec):
+    """z-test that the proportion of successes in ``column`` equals ``value``.
+
+    ``column`` holds 0/1 or booleans, or any values with ``success`` naming the one counted.
+    ``variance="null"`` (default) is the score test, variance from ``value`` (statsmodels
+    ``proportions_ztest(count, nobs, value, prop_var=value)``, R ``prop.test(x, n, p,
+    correct = FALSE)``) with its dual Wilson interval. ``variance="sample"`` is the Wald test,
+    variance from the sample proportion (``prop_var=False``), with the dual Wald interval
+    (``proportion_confint(method="normal")``).
+    """
+
+    column: str
+    value: float = 0.5
+    success: Any = None
+    variance: str = "null"
+
+    def _check(self) -> None:
+        check_column_name("column", self.column)
+        check_probability("value", self.value, closed="neither")
+        _check_success(self.success)
+        check_choice("variance", self.variance, VARIANCE)
+
+    def _describe(self) -> str:
+        event = f"{self.column}" if self.success is None else f"{self.column} == {self.success!r}"
+        return f"P({event}) = {fmt(self.value)}"
+
+    def run(self, data: pd.DataFrame) -> TestResult:
+        frame = select(data, [self.column], missing=self.missing, what="a proportion test")
+        hits = _successes(frame[self.column], self.success, self.column)
+        nobs = len(hits)
+        require_n(nobs, 2, where=f"Column {self.column!r}", what="a proportion test")
+        count = int(hits.sum())
+        proportion = count / nobs
+        alternative = SM_ALTERNATIVE[self.alternative]
+        if self.variance == "null":
+            prop_var: float | bool = float(self.value)
+            rule = IntervalRule(kind="wilson", params=(count, nobs), alternative=self.alternative, bounds=(0.0, 1.0))
+            interval = "proportion_confint(method='wilson')"
+        else:
+            if count in (0, nobs):
+                raise ValueError(
+                    f"Column {self.column!r} has {count} successes in {nobs}: with variance='sample' the "
+                    "standard error is 0 and the Wald z statistic is undefined. Use variance='null'."
+                )
+            prop_var = False
+            se = math.sqrt(proportion * (1.0 - proportion) / nobs)
+            rule = IntervalRule(kind="normal", params=(proportion, se), alternative=self.alternative, bounds=(0.0, 1.0))
+            interval = "proportion_confint(method='normal')"
+        statistic, pvalue = proportions_ztest(count, nobs, value=self.value, alternative=alternative, prop_var=prop_var)
+        method = (
+            f"statsmodels proportions_ztest(count, nobs, value={self.value!r}, alternative={alternative!r}, "
+            f"prop_var={prop_var!r}); CI {interval}"
+        )
+        return make_result(
+            spec=self, estimate=proportion, statistic=statistic, pvalue=pvalue, rule=rule, method=method, n_obs=nobs
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TwoSampleProportionTest(TestSpec):
+    """z-test that two groups have the same proportion of successes.
+
+    Long form: ``column`` holds the outcome (as in :class:`OneSampleProportionTest`) and
+    ``group`` the sample; ``levels=(a, b)`` as in :class:`~selective.hypotheses.TwoSampleTTest`.
+    Runs ``proportions_ztest([c1, c2], [n1, n2])`` (pooled variance under the null; equal to R's
+    ``prop.test(c(c1, c2), c(n1, n2), correct = FALSE)``). Estimate: ``p1 - p2``, with the
+    Wald interval ``confint_proportions_2indep(method="wald", compare="diff")`` clipped to
+    [-1, 1] as R does.
+    """
+
+    column: str
+    group: str
+    levels: tuple[Any, Any] | None = None
+    success: Any = None
+
+    def _check(self) -> None:
+        check_column_name("column", self.column)
+        check_column_name("group", self.group)
+        check_levels(self.levels)
+        _check_success(self.success)
+
+    def _describe(self) -> str:
+        event = f"{self.column}" if self.success is None else f"{self.column} == {self.success!r}"
+        if self.levels is None:
+            return f"P({event}) equal in the two {self.group} groups"
+        a, b = self.levels
+        return f"P({event} | {self.group}={a!r}) = P({event} | {self.group}={b!r})"
+
+    def run(self, data: pd.DataFrame) -> TestResult:
+        what = "a two-sample proportion test"
+        frame = select(data, [self.column, self.group], missing=self.missing, what=what)
+        level_1, level_2 = two_groups(frame, self.group, self.levels)
+        counts, nobs = [], []
+        for level in (level_1, level_2):
+            rows = frame[self.group] == level
+            hits = _successes(frame.loc[rows, self.column], self.success, self.column)
+            require_n(len(hits), 2, where=f"Group {group_label(self.column, self.group, level)}", what=what)
+            counts.append(int(hits.sum()))
+            nobs.append(len(hits))
+        if sum(counts) in (0, sum(nobs)):
+            raise ValueError(
+                f"Column {self.column!r} has {sum(counts)} successes in {sum(nobs)} rows: the pooled "
+                f"standard error is 0 and {what} is undefined."
+            )
+        p1, p2 = counts[0] / nobs[0], counts[1] / nobs[1]
+        alternative = SM_ALTERNATIVE[self.alternative]
+        statistic, pvalue = proportions_ztest(np.array(counts), np.array(nobs), alternative=alternative)
+        se = math.sqrt(p1 * (1.0 - p1) / nobs[0] + p2 * (1.0 - p2) / nobs[1])
+        rule = IntervalRule(kind="normal", params=(p1 - p2, se), alternative=self.alternative, bounds=(-1.0, 1.0))
+        method = (
+            f"statsmodels proportions_ztest([c1, c2], [n1, n2], alternative={alternative!r}) (pooled variance); "
+            "CI confint_proportions_2indep(method='wald', compare='diff')"
+        )
+        return make_result(
+            spec=self, estimate=p1 - p2, statistic=statistic, pvalue=pvalue, rule=rule, method=method, n_obs=sum(nobs)
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChiSquareIndependenceTest(TestSpec):
+    """Pearson chi-square test that ``column1`` and ``column2`` are independent.
+
+    Cross-tabulates the two columns (observed values only) and runs
+    ``statsmodels Table(table, shift_zeros=False).test_nominal_association()``: no continuity
+    correction, ``(r - 1)(c - 1)`` df. Warns (``SelectiveWarning``) when an expected count is
+    below 5. The test has no direction and no estimate: ``alternative`` must be
+    ``"two-sided"``; estimate and interval are NaN.
+    """
+
+    column1: str
+    column2: str
+
+    def _check(self) -> None:
+        check_column_name("column1", self.column1)
+        check_column_name("column2", self.column2)
+        if self.column1 == self.column2:
+            raise ValueError(f"`column1` and `column2` must differ; both are {self.column1!r}.")
+        if self.alternative != "two-sided":
+            raise ValueError(
+                f"`alternative` must be 'two-sided' for a chi-square test of independence (it has no "
+                f"direction); got {self.alternative!r}."
+            )
+
+    def _describe(self) -> str:
+        return f"{self.column1} independent of {self.column2}"
+
+    def run(self, data: pd.DataFrame) -> TestResult:
+        frame = select(data, [self.column1, self.column2], missing=self.missing, what="a chi-square test")
+        table = self.table(frame)
+        for axis, column in ((0, self.column1), (1, self.column2)):
+            if table.shape[axis] < 2:
+                raise ValueError(
+                    f"Column {column!r} takes a single value; a chi-square test of independence needs at least two."
+                )
+        result = Table(table, shift_zeros=False).test_nominal_association()
+        expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
+        if expected.min() < 5:
+            warnings.warn(
+                f"Chi-square test of {self.column1!r} and {self.column2!r}: smallest expected count is "
+                f"{expected.min():.3g} (< 5); the chi-square approximation may be poor.",
+                SelectiveWarning,
+                stacklevel=2,
+            )
+        return make_result(
+            spec=self,
+            estimate=float("nan"),
+            statistic=result.statistic,
+            pvalue=result.pvalue,
+            df=result.df,
+            rule=IntervalRule(kind="none"),
+            method="statsmodels Table(pd.crosstab(column1, column2), shift_zeros=False).test_nominal_association()",
+            n_obs=int(table.sum()),
+        )
+
+    def table(self, data: pd.DataFrame) -> np.ndarray:
+        """The contingency table (rows: values of ``column1``, columns: of ``column2``)."""
+        frame = select(data, [self.column1, self.column2], missing=self.missing, what="a chi-square test")
+        rows, _ = pd.factorize(frame[self.column1], sort=False)
+        cols, _ = pd.factorize(frame[self.column2], sort=False)
+        counts = np.zeros((rows.max() + 1 if len(rows) else 0, cols.max() + 1 if len(cols) else 0))
+        np.add.at(counts, (rows, cols), 1.0)
+        return counts
