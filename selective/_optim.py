@@ -73,7 +73,8 @@ def min_exp_sqrt_plus_beta(logc, a: float, b: float):
     hi = _grow_upper(h, np.where(at_one, 1.0, start))
     L = np.where(at_one, LN2, _bisect_increasing(h, L0, hi))
     beta = np.where(at_one, 1.0, 2.0 * np.exp(-L))
-    value = np.exp(logc + a + b * np.sqrt(L)) + beta
+    with np.errstate(over="ignore"):
+        value = np.exp(logc + a + b * np.sqrt(L)) + beta
     return value, beta
 
 
