@@ -19,3 +19,9 @@ __all__ = [
     "truncation_limits",
     "GroupInferenceResult", "ManyMeansResult", "SelectiveInferenceResult",
 ]
+
+from .stepwise import (StepwisePath, forward_stepwise, fs_inference, lar_inference,
+                       least_angle_regression)
+
+__all__ += ["StepwisePath", "forward_stepwise", "fs_inference", "lar_inference",
+            "least_angle_regression"]
