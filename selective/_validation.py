@@ -135,6 +135,6 @@ def check_pvalues(name: str, value: Any) -> np.ndarray:
     except (TypeError, ValueError):
         raise TypeError(f"`{name}` must be a p-value or an array of p-values in [0, 1]; got {value!r}.") from None
     if arr.size and (np.isnan(arr).any() or (arr < 0).any() or (arr > 1).any()):
-        bad = arr[np.isnan(arr) | (arr < 0) | (arr > 1)].ravel()[0]
+        bad = float(arr[np.isnan(arr) | (arr < 0) | (arr > 1)].ravel()[0])
         raise ValueError(f"`{name}` must hold p-values in [0, 1]; got {bad!r}.")
     return arr

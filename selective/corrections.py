@@ -805,5 +805,6 @@ def interval_at_level(estimate: float, std_error: float, level_log2_tail: float,
         if half > 1e-300:
             q = float(stats.t.isf(half, df))
         else:  # t tail ~ C |t|^{-df}: invert the log survival function by root finding
-            q = float(optimize.brentq(lambda x: stats.t.logsf(x, df) - log_half_tail, 1.0, 1e300))
+            q = math.exp(optimize.brentq(lambda u: stats.t.logsf(math.exp(u), df) - log_half_tail,
+                                         0.0, 700.0, xtol=1e-14, maxiter=500))
     return (estimate - q * std_error, estimate + q * std_error)

@@ -25,3 +25,7 @@ from .stepwise import (StepwisePath, forward_stepwise, fs_inference, lar_inferen
 
 __all__ += ["StepwisePath", "forward_stepwise", "fs_inference", "lar_inference",
             "least_angle_regression"]
+
+from .many_means import many_means
+
+__all__ += ["many_means"]

@@ -203,6 +203,9 @@ def _path(kind, X, y, maxsteps, intercept, normalize, columns, response):
             j = int(cand[i]); s = 1 if score[i] >= 0 else -1
             others = np.delete(np.arange(cand.size), i)
             m = 2 * others.size
+            # the entry sign itself: s x~_j' y >= 0 (implied by the rows below unless j is
+            # the last candidate)
+            cons.add([(t, sparse_rows(1, p, [0], [j], [s / rn[i]]))], np.zeros(1), step + 1)
             if m:
                 rows = np.repeat(np.arange(m), 2)
                 cols = np.empty(2 * m, int); vals = np.empty(2 * m)
@@ -222,9 +225,14 @@ def _path(kind, X, y, maxsteps, intercept, normalize, columns, response):
             w = np.linalg.solve(R, sA)   # Q w = X_A (X_A'X_A)^{-1} s_A
             d = basis.W[:, :t] @ w       # d_k = x_k' X_A (X_A'X_A)^{-1} s_A
             pair_k, pair_s, pair_val, pair_coef = [], [], [], []
+            # Each candidate competes with the sign of its residual inner product r_k'y
+            # (the root of the other sign is negative when |d_k| < 1); that sign is part of
+            # the conditioning event (rows s_k r_k'y >= 0 below).
+            sk = np.where(ry[cand] >= 0, 1.0, -1.0)
+            both = (1 - d[cand] > _EPS) & (1 + d[cand] > _EPS)
             for sv in (1.0, -1.0):
                 den = sv - d[cand]
-                ok = sv * den > _EPS
+                ok = (sv * den > _EPS) & (~both | (sk == sv))
                 kk = cand[ok]
                 pair_k.append(kk); pair_s.append(np.full(kk.size, sv))
                 pair_coef.append(1.0 / den[ok]); pair_val.append(ry[kk] / den[ok])
@@ -249,13 +257,17 @@ def _path(kind, X, y, maxsteps, intercept, normalize, columns, response):
             # c(j,s)' y >= 0
             blocks_rows.append(np.array([m])); blocks_cols.append(np.array([j]))
             blocks_vals.append(np.array([cj]))
-            Mt = sparse_rows(m + 2, p, np.concatenate(blocks_rows + [np.array([m + 1])]),
-                             np.concatenate(blocks_cols + [np.array([j])]),
-                             np.concatenate(blocks_vals + [np.array([-cj])]))
-            # last row: c_prev' y - c(j,s)' y >= 0 (the part on c_prev is added separately)
+            # s_k r_k' y >= 0 for the candidates whose competing sign was chosen by the data
+            kb = cand[both]
+            nb = kb.size
+            Mt = sparse_rows(m + 2 + nb, p,
+                             np.concatenate(blocks_rows + [np.array([m + 1]), m + 2 + np.arange(nb)]),
+                             np.concatenate(blocks_cols + [np.array([j]), kb]),
+                             np.concatenate(blocks_vals + [np.array([-cj]), sk[both]]))
+            # row m+1: c_prev' y - c(j,s)' y >= 0 (the part on c_prev is added separately)
             tp, jp, cp = prev_c
-            Mp = sparse_rows(m + 2, p, [m + 1], [jp], [cp])
-            cons.add([(t, Mt), (tp, Mp)], np.zeros(m + 2), step + 1)
+            Mp = sparse_rows(m + 2 + nb, p, [m + 1], [jp], [cp])
+            cons.add([(t, Mt), (tp, Mp)], np.zeros(m + 2 + nb), step + 1)
             prev_c = (t, j, cj)
         active.append(j); signs.append(s); lams.append(lam)
         rnorms.append(math.sqrt(basis.rn2[j]))

@@ -94,11 +94,13 @@ def _two_sample(spec: Any, data: pd.DataFrame, *, kind: str) -> TestResult:
     )
 
 
-def _two_sample_describe(spec: Any) -> str:
+def _two_sample_describe(spec: Any, test: str) -> str:
     if spec.levels is None:
-        return f"mean({spec.column}) difference between the two {spec.group} groups (sorted) = {fmt(spec.value)}"
-    a, b = spec.levels
-    return f"mean({group_label(spec.column, spec.group, a)}) - mean({group_label(spec.column, spec.group, b)}) = {fmt(spec.value)}"
+        null = f"mean({spec.column}) difference between the two {spec.group} groups (sorted) = {fmt(spec.value)}"
+    else:
+        a, b = spec.levels
+        null = f"mean({group_label(spec.column, spec.group, a)}) - mean({group_label(spec.column, spec.group, b)}) = {fmt(spec.value)}"
+    return f"{null} ({test})"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,7 +120,7 @@ class OneSampleTTest(TestSpec):
         check_value("value", self.value)
 
     def _describe(self) -> str:
-        return f"mean({self.column}) = {fmt(self.value)}"
+        return f"mean({self.column}) = {fmt(self.value)} (t-test)"
 
     def run(self, data: pd.DataFrame) -> TestResult:
         frame = select(data, [self.column], numeric=[self.column], missing=self.missing, what="a t-test")
@@ -146,7 +148,7 @@ class PairedTTest(TestSpec):
         check_value("value", self.value)
 
     def _describe(self) -> str:
-        return f"mean({self.column1} - {self.column2}) = {fmt(self.value)}"
+        return f"mean({self.column1} - {self.column2}) = {fmt(self.value)} (paired t-test)"
 
     def run(self, data: pd.DataFrame) -> TestResult:
         columns = [self.column1, self.column2]
@@ -181,7 +183,7 @@ class TwoSampleTTest(TestSpec):
         check_value("value", self.value)
 
     def _describe(self) -> str:
-        return _two_sample_describe(self)
+        return _two_sample_describe(self, "Student t-test" if self.usevar == "pooled" else "Welch t-test")
 
     def run(self, data: pd.DataFrame) -> TestResult:
         return _two_sample(self, data, kind="t")
@@ -203,7 +205,7 @@ class OneSampleZTest(TestSpec):
         check_value("value", self.value)
 
     def _describe(self) -> str:
-        return f"mean({self.column}) = {fmt(self.value)}"
+        return f"mean({self.column}) = {fmt(self.value)} (z-test)"
 
     def run(self, data: pd.DataFrame) -> TestResult:
         frame = select(data, [self.column], numeric=[self.column], missing=self.missing, what="a z-test")
@@ -233,7 +235,7 @@ class TwoSampleZTest(TestSpec):
         check_value("value", self.value)
 
     def _describe(self) -> str:
-        return _two_sample_describe(self)
+        return _two_sample_describe(self, f"z-test, {self.usevar} variances")
 
     def run(self, data: pd.DataFrame) -> TestResult:
         return _two_sample(self, data, kind="z")

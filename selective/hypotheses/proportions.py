@@ -85,7 +85,8 @@ class OneSampleProportionTest(TestSpec):
 
     def _describe(self) -> str:
         event = f"{self.column}" if self.success is None else f"{self.column} == {self.success!r}"
-        return f"P({event}) = {fmt(self.value)}"
+        test = "score z-test" if self.variance == "null" else "Wald z-test"
+        return f"P({event}) = {fmt(self.value)} ({test})"
 
     def run(self, data: pd.DataFrame) -> TestResult:
         frame = select(data, [self.column], missing=self.missing, what="a proportion test")
@@ -145,9 +146,9 @@ class TwoSampleProportionTest(TestSpec):
     def _describe(self) -> str:
         event = f"{self.column}" if self.success is None else f"{self.column} == {self.success!r}"
         if self.levels is None:
-            return f"P({event}) equal in the two {self.group} groups"
+            return f"P({event}) equal in the two {self.group} groups (z-test)"
         a, b = self.levels
-        return f"P({event} | {self.group}={a!r}) = P({event} | {self.group}={b!r})"
+        return f"P({event} | {self.group}={a!r}) = P({event} | {self.group}={b!r}) (z-test)"
 
     def run(self, data: pd.DataFrame) -> TestResult:
         what = "a two-sample proportion test"
@@ -205,7 +206,7 @@ class ChiSquareIndependenceTest(TestSpec):
             )
 
     def _describe(self) -> str:
-        return f"{self.column1} independent of {self.column2}"
+        return f"{self.column1} independent of {self.column2} (chi-square test)"
 
     def run(self, data: pd.DataFrame) -> TestResult:
         frame = select(data, [self.column1, self.column2], missing=self.missing, what="a chi-square test")

@@ -210,7 +210,7 @@ class JointWaldTest(TestSpec):
 
     def _describe(self) -> str:
         coefs = " = ".join(f"coef[{t}]" for t in self.terms)
-        return f"{coefs} = 0 in {_MODEL_NAMES[self.model]} {self.formula}"
+        return f"{coefs} = 0 in {_MODEL_NAMES[self.model]} {self.formula} ({'F' if self.uses_f else 'chi-square'} test)"
 
     def run(self, data: pd.DataFrame) -> TestResult:
         fit = fit_model(self.formula, data, self.model, missing=self.missing)

@@ -90,7 +90,7 @@ class TestTwoSampleTTest:
         close([forward.statistic, forward.pvalue_naive], [t, p])
         close(backward.statistic, -t)
         close(backward.estimate, -forward.estimate)
-        assert forward.hypothesis == "mean(y | h='u') - mean(y | h='w') = 0"
+        assert forward.hypothesis == "mean(y | h='u') - mean(y | h='w') = 0 (Student t-test)"
 
 
 class TestOneSampleZTest:

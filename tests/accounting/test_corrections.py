@@ -1,0 +1,180 @@
+"""Corrections of THEORY.md section 3: bad input, validity properties, duality between
+γ(α) and the corrected p-value, and brute-force checks of the optimised routes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import optimize
+
+from selective import corrections as C
+from selective.accounting import ANY_DISTRIBUTION, MaxInfo, MaxInfoFamily, MutualInfo, UnionRoute
+from selective.accounting.bounds import _thm20_nats
+
+p_st = st.floats(1e-300, 1.0)
+alpha_st = st.floats(1e-4, 0.3)
+
+
+class TestIV:
+    def test_corrections_iv(self):
+        with pytest.raises(ValueError, match=r"`alpha` must be a real number in \(0, 1\); got 1.5"):
+            C.gamma_pure_dp_all_distributions(1.5, 0.1, 10)
+        with pytest.raises(ValueError, match="`alpha`"):
+            C.gamma_bonferroni(float("nan"), 3)
+        with pytest.raises(ValueError, match=r"`bound.beta` must be below `alpha`"):
+            C.gamma_from_maxinfo(0.05, MaxInfo(bits=1.0, beta=0.05, scope=ANY_DISTRIBUTION))
+        with pytest.raises(ValueError, match=r"`pvalue` must hold p-values in \[0, 1\]; got nan"):
+            C.corrected_pvalue_bonferroni([0.1, float("nan")], 3)
+        with pytest.raises(ValueError, match="`pvalue`"):
+            C.corrected_pvalue_pure_dp_product(1.2, 0.1, 10)
+        with pytest.raises(ValueError, match="`epsilon`"):
+            C.corrected_pvalue_pure_dp_product(0.1, -0.1, 10)
+        with pytest.raises(ValueError, match="`n_outcomes`"):
+            C.corrected_pvalue_bonferroni(0.1, 0)
+        with pytest.raises(ValueError, match="`mi_bits`"):
+            C.gamma_mi_kl(0.05, -1.0)
+        with pytest.raises(ValueError, match="`form`"):
+            C.gamma_mi_russo_zou(0.05, 0.1, form="slide")
+
+
+SINGLE_ROUTES = [
+    ("pure_dp_all", lambda a: C.gamma_pure_dp_all_distributions(a, 0.01, 300), lambda p: C.corrected_pvalue_pure_dp_all_distributions(p, 0.01, 300)),
+    ("pure_dp_product", lambda a: C.gamma_pure_dp_product(a, 0.01, 2000), lambda p: C.corrected_pvalue_pure_dp_product(p, 0.01, 2000)),
+    ("bonferroni", lambda a: C.gamma_bonferroni(a, 37), lambda p: C.corrected_pvalue_bonferroni(p, 37)),
+    ("mi_kl", lambda a: C.gamma_mi_kl(a, 0.3), lambda p: C.corrected_pvalue_mi_kl(p, 0.3)),
+    ("mi_russo_zou", lambda a: C.gamma_mi_russo_zou(a, 1e-5), lambda p: C.corrected_pvalue_mi_russo_zou(p, 1e-5)),
+    ("mi_via_maxinfo", lambda a: C.gamma_mi_via_maxinfo(a, 0.2), lambda p: C.corrected_pvalue_mi_via_maxinfo(p, 0.2)),
+    ("union", lambda a: C.gamma_union_dl_and_pure_dp_product(a, 50, 0.005, 5000),
+     lambda p: C.corrected_pvalue_union_dl_and_pure_dp_product(p, 50, 0.005, 5000)),
+    ("family", lambda a: C.gamma_maxinfo(a, FAMILY), lambda p: C.corrected_pvalue_maxinfo(p, FAMILY)),
+    ("family_no_dp", lambda a: C.gamma_maxinfo(a, FAMILY_DL), lambda p: C.corrected_pvalue_maxinfo(p, FAMILY_DL)),
+    ("union_route", lambda a: C.gamma_union(a, UNION), lambda p: C.corrected_pvalue_union(p, UNION)),
+]
+FAMILY = MaxInfoFamily(n_rows=4000, prefix_epsilon=0.004, dl_log2_outcomes=(3.0, 5.5), fixed_bits=1.25, fixed_beta=1e-4)
+FAMILY_DL = MaxInfoFamily(n_rows=10, dl_log2_outcomes=(4.0,))
+UNION = UnionRoute(n_rows=4000, log2_n_outcomes=8.5, dp_epsilon=0.004)
+
+
+@pytest.mark.parametrize("name,gamma,pcorr", SINGLE_ROUTES, ids=[r[0] for r in SINGLE_ROUTES])
+@pytest.mark.parametrize("alpha", [0.001, 0.01, 0.05, 0.2])
+def test_threshold_and_corrected_pvalue_are_dual(name, gamma, pcorr, alpha):
+    """p <= gamma(alpha) iff p_corrected <= alpha: the corrected p-value at p = gamma(alpha) is
+    alpha (THEORY.md 1.6). Checks each route's two computations against each other."""
+    t = gamma(alpha)
+    g = t.gamma
+    assert g > 0  # parameters chosen so that gamma stays in the double range
+    assert float(pcorr(g)) == pytest.approx(alpha, rel=1e-6)
+    assert float(pcorr(g * 0.9)) <= alpha * (1 + 1e-9)
+    assert float(pcorr(min(1.0, g * 1.1))) >= alpha * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("name,gamma,pcorr", SINGLE_ROUTES, ids=[r[0] for r in SINGLE_ROUTES])
+@given(p=st.lists(p_st, min_size=1, max_size=20))
+@settings(deadline=None, max_examples=30)
+def test_corrected_pvalue_between_naive_and_one_and_monotone(name, gamma, pcorr, p):
+    p = np.sort(np.array(p))
+    q = np.asarray(pcorr(p))
+    assert np.all(q >= p * (1 - 1e-12))
+    assert np.all(q <= 1.0)
+    assert np.all(np.diff(q) >= -1e-12 * q[1:])
+
+
+def test_brute_force_family_pvalue():
+    """The closed-form/1-D optimisation over the slack split equals a direct minimisation over
+    (beta0, beta1, beta2)."""
+    fam = FAMILY
+    a, b = fam.prefix_epsilon**2 * fam.n_rows / 2, fam.prefix_epsilon * math.sqrt(fam.n_rows / 2)
+    for p in (1e-12, 1e-9, 1e-7):
+        def f(u):
+            b0, b1, b2 = np.exp(u)
+            k_nats = a + b * math.sqrt(math.log(2 / b0)) + (3.0 + 5.5 + fam.fixed_bits) * math.log(2) - math.log(b1) - math.log(b2)
+            return math.log(p * math.exp(k_nats) + b0 + b1 + b2 + fam.fixed_beta)
+
+        best = min((optimize.minimize(f, x0, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 20000})
+                    for x0 in ([-8, -8, -8], [-12, -6, -5], [-5, -10, -9])), key=lambda r: r.fun)
+        brute = math.exp(best.fun)
+        got = float(C.corrected_pvalue_maxinfo(p, fam))
+        assert got <= brute * (1 + 1e-7)  # never worse than a direct search ...
+        assert got >= brute * (1 - 1e-4)  # ... and not better than the true optimum
+
+
+def test_brute_force_family_gamma():
+    fam = FAMILY
+    a, b = fam.prefix_epsilon**2 * fam.n_rows / 2, fam.prefix_epsilon * math.sqrt(fam.n_rows / 2)
+    alpha = 0.05
+
+    def neg_log_gamma(u):
+        b0, b1, b2 = np.exp(u)
+        rest = alpha - fam.fixed_beta - b0 - b1 - b2
+        if rest <= 0:
+            return 1e9
+        k = a + b * math.sqrt(math.log(2 / b0)) + (3.0 + 5.5 + fam.fixed_bits) * math.log(2) - math.log(b1) - math.log(b2)
+        return -(math.log(rest) - k)
+
+    best = min((optimize.minimize(neg_log_gamma, x0, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 20000})
+                for x0 in ([-6, -4, -4], [-8, -5, -5])), key=lambda r: r.fun)
+    got = C.gamma_maxinfo(alpha, fam).log2_gamma * math.log(2)
+    assert got >= -best.fun - 1e-9
+    assert got <= -best.fun + 1e-6
+
+
+def test_family_reduces_to_single_theorems():
+    n, eps = 1000, 0.01
+    only_dp = MaxInfoFamily(n_rows=n, prefix_epsilon=eps)
+    for p in (1e-10, 1e-6, 1e-3):
+        assert float(C.corrected_pvalue_maxinfo(p, only_dp)) == pytest.approx(
+            min(C.corrected_pvalue_pure_dp_product(p, eps, n), C.corrected_pvalue_pure_dp_all_distributions(p, eps, n)), rel=1e-9)
+    only_dl = MaxInfoFamily(n_rows=n, dl_log2_outcomes=(math.log2(20),))
+    assert float(C.corrected_pvalue_maxinfo(1e-6, only_dl)) == pytest.approx(C.corrected_pvalue_description_length(1e-6, 20), rel=1e-12)
+    assert C.gamma_maxinfo(0.05, only_dl).log2_gamma == pytest.approx(C.gamma_description_length(0.05, 20).log2_gamma, rel=1e-12)
+    union = UnionRoute(n_rows=n, log2_n_outcomes=math.log2(20), dp_epsilon=0.0)
+    assert float(C.corrected_pvalue_union(1e-4, union)) == pytest.approx(20e-4, rel=1e-12)
+    assert float(C.corrected_pvalue_maxinfo(0.0, FAMILY)) == FAMILY.fixed_beta
+    assert float(C.corrected_pvalue_maxinfo(1.0, FAMILY)) == 1.0
+
+
+def test_underflowing_thresholds_stay_exact_in_log_space():
+    t = C.gamma_pure_dp_all_distributions(0.05, 1.0, 100_000)
+    assert t.gamma == 0.0
+    assert t.log2_gamma == pytest.approx(math.log2(0.05) - 100_000 * math.log2(math.e), rel=1e-14)
+    assert C.corrected_pvalue_pure_dp_all_distributions(1e-300, 1.0, 100_000) == 1.0
+
+
+@given(m=st.floats(1e-4, 10.0), alpha=st.floats(0.001, 0.2))
+@settings(deadline=None, max_examples=60)
+def test_kl_route_dominates_russo_zou(m, alpha):
+    """THEORY.md 3.4a: the binary-KL threshold is never below Russo-Zou's."""
+    assert C.gamma_mi_kl(alpha, m).log2_gamma >= C.gamma_mi_russo_zou(alpha, m).log2_gamma - 1e-9
+
+
+@given(m=st.floats(0, 10.0), alpha=alpha_st, dm=st.floats(1e-3, 5))
+@settings(deadline=None, max_examples=60)
+def test_thresholds_decrease_with_information(m, alpha, dm):
+    for fn in (C.gamma_mi_kl, C.gamma_mi_via_maxinfo, C.gamma_mi_russo_zou):
+        assert fn(alpha, m + dm).log2_gamma <= fn(alpha, m).log2_gamma + 1e-12
+
+
+@given(p=st.lists(p_st, min_size=1, max_size=10), m=st.floats(0, 5))
+@settings(deadline=None, max_examples=40)
+def test_best_mutual_information_column_is_the_minimum(p, m):
+    mi = MutualInfo(m, ANY_DISTRIBUTION)
+    best = np.asarray(C.corrected_pvalue_mutual_info(p, mi))
+    for fn in (C.corrected_pvalue_mi_kl, C.corrected_pvalue_mi_russo_zou, C.corrected_pvalue_mi_via_maxinfo):
+        assert np.all(best <= np.asarray(fn(p, m)) + 1e-15)
+
+
+def test_interval_at_level_matches_quantiles():
+    from scipy import stats
+
+    lo, hi = C.interval_at_level(1.0, 2.0, math.log2(0.05))
+    assert hi == pytest.approx(1.0 + 2.0 * stats.norm.isf(0.025), rel=1e-12)
+    lo, hi = C.interval_at_level(0.0, 1.0, math.log2(1e-6), df=12)
+    assert hi == pytest.approx(stats.t.isf(5e-7, 12), rel=1e-10)
+    lo, hi = C.interval_at_level(0.0, 1.0, -2000.0)  # gamma = 2^-2000: still finite, very wide
+    assert 50 < hi < 60 and lo == -hi
+    lo, hi = C.interval_at_level(0.0, 1.0, -2000.0, df=30)
+    assert math.isfinite(hi) and hi > 1e10
