@@ -330,6 +330,16 @@ class Ledger:
                     f"{self._budget_bits:.6g}; nothing was recorded."
                 )
 
+    def check(self, certificate: Certificate) -> None:
+        """Raise exactly what :meth:`record` would raise for ``certificate``; record nothing."""
+        if not isinstance(certificate, _CERTS):
+            raise TypeError(
+                "`certificate` must be one of PureDP, ApproxDP, ZCDP, DescriptionLength, MaxInfo, "
+                f"MutualInfo; got {certificate!r} ({type(certificate).__name__})."
+            )
+        self._check_order(certificate)
+        self._check_budget(self.certificates + (certificate,), certificate)
+
     def record(self, certificate: Certificate, label: str = "") -> Step:
         """Record one step. Checks everything first; a refused step leaves no trace.
 
@@ -342,16 +352,9 @@ class Ledger:
         BudgetExceededError
             The step would exceed the declared budget.
         """
-        if not isinstance(certificate, _CERTS):
-            raise TypeError(
-                "`certificate` must be one of PureDP, ApproxDP, ZCDP, DescriptionLength, MaxInfo, "
-                f"MutualInfo; got {certificate!r} ({type(certificate).__name__})."
-            )
         if not isinstance(label, str):
             raise TypeError(f"`label` must be a string; got {label!r} ({type(label).__name__}).")
-        self._check_order(certificate)
-        candidate = self.certificates + (certificate,)
-        self._check_budget(candidate, certificate)
+        self.check(certificate)
         role = _role(self.certificates, certificate)
         if isinstance(certificate, PureDP) and role == "after selection":
             warnings.warn(

@@ -1,0 +1,1 @@
+"""Bundled datasets of selective (see README.md in this folder)."""

@@ -1,0 +1,208 @@
+"""The ``Analysis`` facade: one dataset, its ledger, the selections and the tests.
+
+>>> from selective import Analysis, TopK
+>>> # analysis = Analysis(data, alpha=0.05, rng=2024, n_candidates=100)
+>>> # chosen = analysis.select(TopK(k=2, score=..., candidates=...)).value
+>>> # analysis.test(TwoSampleTTest(column=chosen[0], group="arm", usevar="unequal"))
+>>> # analysis.report().to_markdown()
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._validation import check_choice, check_int, check_probability
+from .accounting.certificates import PRODUCT
+from .accounting.ledger import Ledger
+from .corrections import correct
+from .exceptions import NoBoundError
+from .report import TABLE_COLUMNS, CorrectedTable
+from .selectors.base import Selection
+
+__all__ = ["Analysis"]
+
+_ADJUST = ("holm", "bonferroni", "fdr_bh", "fdr_by")
+
+
+class Analysis:
+    """Explore, select and test on one dataset, with every selection step on the ledger.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The dataset (n rows). Every selection must go through :meth:`select`: exploration
+        outside the selectors is not covered by the ledger and voids the corrections.
+    alpha : float, default 0.05
+        Level for corrected intervals and the footnote.
+    rng : numpy.random.Generator or int, optional
+        Source of randomness for DP selectors; a seed makes the analysis reproducible.
+    n_candidates : int, optional
+        Number of hypotheses that could have been tested, declared before looking at the data.
+        Enables the Bonferroni column (valid whatever the selection, if the declaration is honest).
+    budget_bits, budget_beta, budget_epsilon : optional
+        Passed to the :class:`~selective.accounting.Ledger`.
+    """
+
+    def __init__(self, data: pd.DataFrame, *, alpha: float = 0.05, rng: Any = None, n_candidates: int | None = None,
+                 budget_bits: float | None = None, budget_beta: float | None = None,
+                 budget_epsilon: float | None = None) -> None:
+        if not isinstance(data, pd.DataFrame):
+            raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+        if len(data) == 0:
+            raise ValueError("`data` must have at least one row; got an empty DataFrame.")
+        self._data = data
+        self.alpha = check_probability("alpha", alpha, closed="neither")
+        self.n_candidates = None if n_candidates is None else check_int("n_candidates", n_candidates, low=1)
+        if isinstance(rng, np.random.Generator):
+            self._rng, self.seed = rng, None
+        elif rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool) and rng >= 0):
+            self.seed = None if rng is None else int(rng)
+            self._rng = np.random.default_rng(rng)
+        else:
+            raise TypeError(f"`rng` must be a numpy Generator, a non-negative integer seed or None; got {rng!r}.")
+        self.ledger = Ledger(len(data), budget_bits=budget_bits, budget_beta=budget_beta,
+                             budget_epsilon=budget_epsilon)
+        self._selections: list[Selection] = []
+        self._tests: list[tuple[Any, Any]] = []
+
+    @property
+    def data(self) -> pd.DataFrame:
+        return self._data
+
+    @property
+    def n_rows(self) -> int:
+        return len(self._data)
+
+    @property
+    def selections(self) -> tuple[Selection, ...]:
+        return tuple(self._selections)
+
+    @property
+    def results(self) -> tuple[Any, ...]:
+        return tuple(r for _, r in self._tests)
+
+    def select(self, selector: Any, *, label: str | None = None) -> Selection:
+        """Run ``selector`` on the data and record its certificate on the ledger.
+
+        The certificate is checked against the ledger's order rules and budget *before* the
+        selector touches the data when the selector declares it (``selector.certificate``);
+        a refused selection leaves the analysis unchanged.
+        """
+        if not hasattr(selector, "select"):
+            raise TypeError(f"`selector` must have a select(data, rng) method; got {selector!r}.")
+        declared = getattr(selector, "certificate", None)
+        if declared is not None:
+            self.ledger.check(declared)
+        sel = selector.select(self._data, self._rng)
+        if not isinstance(sel, Selection):
+            raise TypeError(f"`selector.select` must return a Selection; got {type(sel).__name__}.")
+        self.ledger.record(sel.certificate, label if label is not None else sel.label)
+        self._selections.append(sel)
+        return sel
+
+    def test(self, spec: Any) -> Any:
+        """Run a confirmatory test spec (see :mod:`selective.hypotheses`) on the data."""
+        if not hasattr(spec, "run"):
+            raise TypeError(f"`spec` must be a test spec with a run(data) method; got {spec!r}.")
+        result = spec.run(self._data)
+        self._tests.append((spec, result))
+        return result
+
+    def report(self, *, alpha: float | None = None, adjust: str | None = None) -> CorrectedTable:
+        """The corrected table: one row per test, naive and corrected p-values and intervals.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Level of the corrected intervals (default: the analysis' ``alpha``).
+        adjust : {"holm", "bonferroni", "fdr_bh", "fdr_by"}, optional
+            Multiple-testing adjustment across the tested family, applied to the best valid
+            corrected p-values (statsmodels ``multipletests``). Holm and Bonferroni control the
+            family-wise error under any dependence; "fdr_bh" assumes positive dependence,
+            "fdr_by" does not.
+        """
+        a = self.alpha if alpha is None else check_probability("alpha", alpha, closed="neither")
+        if adjust is not None:
+            check_choice("adjust", adjust, _ADJUST)
+        if not self._tests:
+            raise ValueError("no test has been run: call Analysis.test(spec) before report().")
+        totals = self.ledger.totals()
+        pvals = np.array([r.pvalue_naive for _, r in self._tests], dtype=float)
+        corr = correct(pvals, totals, alpha=a, n_candidates=self.n_candidates)
+        gamma = corr.gamma_best
+        rows = []
+        for i, (spec, r) in enumerate(self._tests):
+            if gamma is None or not math.isfinite(gamma.log2_gamma):
+                ci_c = (math.nan, math.nan)
+            elif gamma.gamma > 0:
+                ci_c = r.ci_at(alpha=gamma.gamma) if hasattr(r, "ci_at") else (math.nan, math.nan)
+            else:
+                ci_c = (-math.inf, math.inf)  # gamma below the double range: no finite interval to report
+            notes = []
+            if np.isnan(corr.pvalue_maxinfo[i]) and np.isnan(corr.pvalue_mutual_info[i]):
+                notes.append("no information bound applies")
+            rows.append({
+                "estimate": r.estimate, "ci_low": r.ci_naive[0], "ci_high": r.ci_naive[1],
+                "statistic": r.statistic, "df": r.df, "pvalue_naive": r.pvalue_naive,
+                "pvalue_maxinfo": corr.pvalue_maxinfo[i], "pvalue_mutual_info": corr.pvalue_mutual_info[i],
+                "pvalue_bonferroni": corr.pvalue_bonferroni[i], "pvalue_best": corr.pvalue_best[i],
+                "best_route": corr.best_route[i], "pvalue_adjusted": math.nan,
+                "ci_corrected_low": ci_c[0], "ci_corrected_high": ci_c[1], "note": "; ".join(notes),
+            })
+        index = pd.Index(_unique([r.hypothesis for _, r in self._tests]), name="hypothesis")
+        frame = pd.DataFrame(rows, index=index, columns=list(TABLE_COLUMNS))
+        if adjust is not None:
+            from statsmodels.stats.multitest import multipletests
+
+            best = frame["pvalue_best"].to_numpy(dtype=float)
+            ok = ~np.isnan(best)
+            adj = np.full_like(best, np.nan)
+            if ok.any():
+                adj[ok] = multipletests(best[ok], method=adjust)[1]
+            frame["pvalue_adjusted"] = adj
+        return CorrectedTable(frame=frame, alpha=a, footnote=self._footnote(totals, corr, a, adjust),
+                              ledger_rows=self.ledger.rows())
+
+    def _footnote(self, totals, corr, alpha: float, adjust: str | None) -> str:
+        parts = [f"Selection ledger: {totals.n_steps} step(s) on n = {totals.n_rows} rows."]
+        beta = min(1e-3, alpha / 10)
+        if totals.maxinfo is not None:
+            try:
+                b = totals.maxinfo.bound(beta)
+                scope = "product (i.i.d.) data only" if b.scope == PRODUCT else "any distribution"
+                parts.append(f"Max-information {b.bits:.3g} bits at beta = {beta:g} ({scope}; Dwork et al. 2015 "
+                             "Thms 13, 17, 19, 20 and Lemma 14).")
+            except NoBoundError as exc:
+                parts.append(str(exc))
+        if totals.union is not None:
+            parts.append("Union-bound route over description-length outcomes (THEORY 3.6).")
+        if totals.mutual_info is not None:
+            parts.append(f"Mutual information {totals.mutual_info.bits:.3g} bits (binary-KL, Russo-Zou and "
+                         "max-information routes; the smallest is reported).")
+        if self.n_candidates is not None:
+            parts.append(f"Bonferroni over {self.n_candidates} declared hypotheses.")
+        if corr.gamma_best is not None and math.isfinite(corr.gamma_best.log2_gamma):
+            parts.append(f"Corrected intervals at level 1 - gamma, gamma = {corr.gamma_best.gamma:.3g} "
+                         f"({corr.gamma_best.route}) for alpha = {alpha:g}.")
+        if adjust is not None:
+            parts.append(f"Adjusted p-values: {adjust} across the {len(self._tests)} tests, on the best valid p-values.")
+        parts.extend(corr.notes)
+        return " ".join(parts)
+
+
+def _unique(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        if n in seen:
+            seen[n] += 1
+            out.append(f"{n} [{seen[n]}]")
+        else:
+            seen[n] = 1
+            out.append(n)
+    return out

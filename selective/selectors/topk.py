@@ -1,0 +1,238 @@
+"""Top-k selectors: description-length top-k of m declared candidates, and DP noisy top-k."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_int, check_positive, check_rng
+from ..accounting.certificates import DescriptionLength, PureDP
+from .base import Selection
+
+__all__ = ["TopK", "NoisyTopK", "SignedMeanScore", "ScoreFunction"]
+
+ScoreFunction = Callable[[pd.DataFrame], pd.Series]
+
+
+def _scores(score: ScoreFunction, data: pd.DataFrame, candidates: Sequence[str] | None) -> pd.Series:
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+    s = score(data)
+    if not isinstance(s, pd.Series):
+        s = pd.Series(np.asarray(s, dtype=float), index=list(candidates) if candidates is not None else None)
+    if candidates is not None:
+        missing = [c for c in candidates if c not in s.index]
+        if missing:
+            raise ValueError(f"`score` returned no score for declared candidate(s) {missing[:5]!r}.")
+        extra = [c for c in s.index if c not in set(candidates)]
+        if extra:
+            raise ValueError(
+                f"`score` returned scores for {extra[:5]!r}, which are not among the declared "
+                "`candidates`: the outcome count would be wrong."
+            )
+        s = s.loc[list(candidates)]
+    if s.index.has_duplicates:
+        raise ValueError("`score` returned duplicate candidate names.")
+    values = s.to_numpy(dtype=float)
+    if not np.all(np.isfinite(values)):
+        bad = s.index[~np.isfinite(values)][0]
+        raise ValueError(f"`score` must return finite scores; got {s.loc[bad]!r} for candidate {bad!r}.")
+    return s
+
+
+@dataclass(frozen=True, slots=True)
+class TopK:
+    """Keep the ``k`` declared candidates with the largest score (description length).
+
+    Parameters
+    ----------
+    k : int
+        How many candidates to keep, >= 1.
+    score : callable
+        ``score(data) -> pandas.Series`` of scores indexed by candidate name. Any function of
+        the data: the guarantee comes from the number of possible outcomes, not from noise.
+    candidates : sequence of str, optional
+        The declared candidate set (m names). If omitted, the index of the score series is the
+        candidate set; declare it to make the certificate checkable before the data are seen.
+    ordered : bool, default False
+        If False the output is a set (returned in input order): :math:`\\binom mk` outcomes.
+        If True the output is ranked (best first): :math:`m!/(m-k)!` outcomes.
+
+    Notes
+    -----
+    Certificate ``DescriptionLength(C(m, k))`` (or ``m!/(m-k)!`` ordered): DFHPRR Theorem 17
+    (THEORY.md 2.5, outcome counts).
+    """
+
+    k: int
+    score: ScoreFunction
+    candidates: tuple[str, ...] | None = None
+    ordered: bool = False
+    name: str = field(default="top-k", compare=False)
+
+    def __post_init__(self) -> None:
+        check_int("k", self.k, low=1)
+        if not callable(self.score):
+            raise TypeError(f"`score` must be a callable data -> pandas.Series; got {self.score!r}.")
+        if self.candidates is not None:
+            cands = tuple(self.candidates)
+            if len(set(cands)) != len(cands):
+                raise ValueError("`candidates` must not repeat a name.")
+            if self.k > len(cands):
+                raise ValueError(f"`k` must be at most the number of candidates ({len(cands)}); got {self.k}.")
+            object.__setattr__(self, "candidates", cands)
+
+    def n_outcomes(self, m: int) -> int:
+        return math.perm(m, self.k) if self.ordered else math.comb(m, self.k)
+
+    @property
+    def certificate(self) -> DescriptionLength | None:
+        """The certificate, known before the data when ``candidates`` are declared."""
+        return None if self.candidates is None else DescriptionLength(self.n_outcomes(len(self.candidates)))
+
+    def select(self, data: pd.DataFrame, rng: np.random.Generator | None = None) -> Selection:
+        scores = _scores(self.score, data, self.candidates)
+        m = len(scores)
+        if self.k > m:
+            raise ValueError(f"`k` must be at most the number of candidates ({m}); got {self.k}.")
+        order = np.argsort(-scores.to_numpy(dtype=float), kind="stable")[: self.k]
+        if self.ordered:
+            chosen = tuple(scores.index[i] for i in order)
+        else:
+            top = set(order.tolist())
+            chosen = tuple(c for i, c in enumerate(scores.index) if i in top)  # input order: C(m, k) outcomes
+        kind = "ordered " if self.ordered else ""
+        return Selection(
+            value=chosen,
+            certificate=DescriptionLength(self.n_outcomes(m)),
+            label=f"{kind}top-{self.k} of {m} by {self.name}",
+            details={"n_candidates": m, "k": self.k, "ordered": self.ordered},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NoisyTopK:
+    r"""ε-DP top-k of candidate scores with declared sensitivity (report noisy top-k).
+
+    k peeling rounds of the exponential mechanism with ε/k each, sampled exactly (no
+    floating-point noise: :func:`selective.mechanisms.report_noisy_topk`); equal in law to the
+    one-shot Gumbel top-k with scale :math:`2\Delta k/\varepsilon` (Durfee and Rogers,
+    NeurIPS 2019, Thm 1; THEORY.md 5.3). Only the chosen candidates are released, never the
+    noisy scores.
+
+    Parameters
+    ----------
+    k : int
+        Number of candidates to keep.
+    epsilon : float
+        Total privacy budget ε in nats, > 0.
+    sensitivity : float
+        Declared sensitivity Δ of every score under replace-one neighbours, > 0. The guarantee
+        is void if the score can change by more than Δ when one row is replaced.
+    score : callable
+        ``score(data) -> pandas.Series`` indexed by candidate.
+    candidates : sequence of str, optional
+        Declared candidate set.
+
+    Notes
+    -----
+    Certificate ``PureDP(epsilon, rho=k (ε/k)²/8)``: basic composition of k ε/k-DP rounds (DR
+    Thm 3.16), and the bounded-range zCDP of each round (THEORY.md 5.3), which tightens the
+    mutual-information bound.
+    """
+
+    k: int
+    epsilon: float
+    sensitivity: float
+    score: ScoreFunction
+    candidates: tuple[str, ...] | None = None
+    name: str = field(default="noisy score", compare=False)
+
+    def __post_init__(self) -> None:
+        check_int("k", self.k, low=1)
+        check_positive("epsilon", self.epsilon)
+        check_positive("sensitivity", self.sensitivity)
+        if not callable(self.score):
+            raise TypeError(f"`score` must be a callable data -> pandas.Series; got {self.score!r}.")
+        if self.candidates is not None:
+            cands = tuple(self.candidates)
+            if self.k > len(cands):
+                raise ValueError(f"`k` must be at most the number of candidates ({len(cands)}); got {self.k}.")
+            object.__setattr__(self, "candidates", cands)
+
+    @property
+    def certificate(self) -> PureDP:
+        from ..mechanisms.exponential import report_noisy_topk_certificate
+
+        return report_noisy_topk_certificate(self.k, epsilon=self.epsilon)
+
+    def select(self, data: pd.DataFrame, rng: np.random.Generator | None = None) -> Selection:
+        from ..mechanisms.exponential import report_noisy_topk
+
+        rng = check_rng(rng)
+        scores = _scores(self.score, data, self.candidates)
+        m = len(scores)
+        if self.k > m:
+            raise ValueError(f"`k` must be at most the number of candidates ({m}); got {self.k}.")
+        idx = report_noisy_topk(scores.to_numpy(dtype=float), self.k, epsilon=self.epsilon,
+                                sensitivity=self.sensitivity, rng=rng, exact=True)
+        picked = set(int(i) for i in idx)
+        chosen = tuple(c for i, c in enumerate(scores.index) if i in picked)
+        return Selection(
+            value=chosen,
+            certificate=self.certificate,
+            label=f"noisy top-{self.k} of {m} by {self.name} (epsilon={self.epsilon:g})",
+            details={"n_candidates": m, "k": self.k, "epsilon": self.epsilon, "sensitivity": self.sensitivity},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SignedMeanScore:
+    r"""Scores :math:`\frac1n\sum_i \mathrm{clip}(x_{ij}, -c, c)\, s_i` with a ±1 sign per row.
+
+    With ``sign`` = +1 for one group and -1 for the other this is (up to group sizes) half the
+    difference of group means of the clipped column. Replacing one row changes each score by
+    at most :math:`2c/n` (replace-one neighbours), the sensitivity declared to a DP selector.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        Candidate columns (numeric).
+    sign_column : str
+        Column holding the groups.
+    positive : value
+        The group given sign +1 (every other value gets -1).
+    clip : float
+        c > 0; values are clipped to [-c, c] after centring each column at ``center``.
+    center : dict, optional
+        Known, data-independent centre of each column (default 0: columns are assumed
+        standardised beforehand with data-independent constants).
+    """
+
+    columns: tuple[str, ...]
+    sign_column: str
+    positive: object
+    clip: float = 3.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple(self.columns))
+        check_positive("clip", self.clip)
+
+    def sensitivity(self, n_rows: int) -> float:
+        """Replace-one sensitivity :math:`2c/n`."""
+        return 2.0 * self.clip / check_int("n_rows", n_rows, low=1)
+
+    def __call__(self, data: pd.DataFrame) -> pd.Series:
+        missing = [c for c in (*self.columns, self.sign_column) if c not in data.columns]
+        if missing:
+            raise ValueError(f"column(s) {missing[:5]!r} not in the data; available: {list(data.columns)[:10]!r}...")
+        x = data.loc[:, list(self.columns)].to_numpy(dtype=float)
+        if np.isnan(x).any():
+            raise ValueError("candidate columns must not hold missing values for a DP score.")
+        s = np.where(data[self.sign_column].to_numpy() == self.positive, 1.0, -1.0)
+        vals = np.clip(x, -self.clip, self.clip).T @ s / len(s)
+        return pd.Series(vals, index=list(self.columns))
