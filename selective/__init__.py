@@ -1,9 +1,29 @@
-"""selective: honest p-values after exploratory analysis."""
+"""selective: honest p-values after exploratory analysis.
+
+Explore through selectors with bounded leakage, keep the leakage on a ledger, test the chosen
+hypotheses, and report corrected p-values next to the naive ones.
+
+Main entry points: :class:`Analysis`, the selectors :class:`TopK` and :class:`NoisyTopK` (more
+in :mod:`selective.selectors`), the test specs in :mod:`selective.hypotheses`, the certificates
+and the :class:`Ledger` in :mod:`selective.accounting`, and :mod:`selective.corrections`.
+"""
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from .accounting import (
+    ANY_DISTRIBUTION,
+    PRODUCT,
+    ZCDP,
+    ApproxDP,
+    DescriptionLength,
+    Ledger,
+    MaxInfo,
+    MutualInfo,
+    PureDP,
+)
+from .analysis import Analysis
 from .exceptions import (
     BudgetExceededError,
     BudgetExhausted,
@@ -11,9 +31,25 @@ from .exceptions import (
     NoBoundError,
     SelectiveWarning,
 )
+from .report import CorrectedTable
+from .selectors import NoisyTopK, Selection, TopK
 
 __all__ = [
     "__version__",
+    "Analysis",
+    "CorrectedTable",
+    "Ledger",
+    "Selection",
+    "TopK",
+    "NoisyTopK",
+    "PureDP",
+    "ApproxDP",
+    "ZCDP",
+    "DescriptionLength",
+    "MaxInfo",
+    "MutualInfo",
+    "ANY_DISTRIBUTION",
+    "PRODUCT",
     "BudgetExceededError",
     "BudgetExhausted",
     "CompositionOrderError",

@@ -1,0 +1,106 @@
+"""TopK (description length) and NoisyTopK (pure DP) selectors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+from selective.accounting import DescriptionLength, PureDP
+from selective.selectors.topk import NoisyTopK, SignedMeanScore, TopK
+from stats_helpers import FALSE_FAILURE_RATE
+
+
+def frame(values: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame({k: [v] for k, v in values.items()})
+
+
+def row_scores(d: pd.DataFrame) -> pd.Series:
+    return d.iloc[0]
+
+
+class TestTopK:
+    def test_topk_iv(self):
+        with pytest.raises(ValueError, match="`k` must be an integer >= 1; got 0"):
+            TopK(k=0, score=row_scores)
+        with pytest.raises(ValueError, match=r"`k` must be at most the number of candidates \(2\); got 3"):
+            TopK(k=3, score=row_scores, candidates=("a", "b"))
+        with pytest.raises(TypeError, match="`score` must be a callable"):
+            TopK(k=1, score=3)
+        with pytest.raises(ValueError, match="must not repeat"):
+            TopK(k=1, score=row_scores, candidates=("a", "a"))
+        with pytest.raises(ValueError, match="finite scores.*'b'"):
+            TopK(k=1, score=row_scores).select(frame({"a": 1.0, "b": float("nan")}))
+        with pytest.raises(ValueError, match="not among the declared"):
+            TopK(k=1, score=row_scores, candidates=("a",)).select(frame({"a": 1.0, "b": 2.0}))
+        with pytest.raises(ValueError, match="no score for declared"):
+            TopK(k=1, score=row_scores, candidates=("a", "c")).select(frame({"a": 1.0}))
+
+    def test_set_in_input_order_and_certificate(self):
+        sel = TopK(k=2, score=row_scores).select(frame({"a": 1.0, "b": 5.0, "c": 3.0, "d": 0.0}))
+        assert sel.value == ("b", "c")
+        assert sel.certificate == DescriptionLength(math.comb(4, 2))
+        sel = TopK(k=2, score=row_scores).select(frame({"a": 9.0, "b": 5.0, "c": 3.0, "d": 10.0}))
+        assert sel.value == ("a", "d")  # input order, not score order
+
+    def test_ordered_outcomes(self):
+        sel = TopK(k=2, score=row_scores, ordered=True).select(frame({"a": 9.0, "b": 5.0, "c": 3.0, "d": 10.0}))
+        assert sel.value == ("d", "a")
+        assert sel.certificate == DescriptionLength(4 * 3)
+
+    def test_declared_certificate_matches_selection(self):
+        t = TopK(k=3, score=row_scores, candidates=tuple("abcdefg"))
+        sel = t.select(frame({c: float(i) for i, c in enumerate("abcdefg")}))
+        assert t.certificate == sel.certificate == DescriptionLength(35)
+
+
+class TestNoisyTopK:
+    def test_noisy_topk_iv(self):
+        with pytest.raises(ValueError, match="`epsilon`"):
+            NoisyTopK(k=1, epsilon=0.0, sensitivity=1.0, score=row_scores)
+        with pytest.raises(ValueError, match="`sensitivity`"):
+            NoisyTopK(k=1, epsilon=1.0, sensitivity=-1.0, score=row_scores)
+        with pytest.raises(ValueError, match="`k` must be at most"):
+            NoisyTopK(k=2, epsilon=1.0, sensitivity=1.0, score=row_scores).select(frame({"a": 1.0}))
+        with pytest.raises(ValueError, match="finite"):
+            NoisyTopK(k=1, epsilon=1.0, sensitivity=1.0, score=row_scores).select(frame({"a": float("inf")}))
+
+    def test_certificate(self):
+        sel = NoisyTopK(k=2, epsilon=0.6, sensitivity=1.0, score=row_scores).select(
+            frame({"a": 1.0, "b": 2.0, "c": 3.0}), np.random.default_rng(1))
+        assert sel.certificate == PureDP(0.6, rho=2 * 0.3**2 / 8)
+        assert len(sel.value) == 2 and set(sel.value) <= {"a", "b", "c"}
+
+    def test_top1_follows_the_exponential_mechanism(self):
+        """Top-1 output frequencies against exp(eps u / (2 Delta)) (chi-square; a correct
+        implementation fails with probability FALSE_FAILURE_RATE; 20,000 draws detect a 10%
+        error in the probability ratio with high power)."""
+        u = {"a": 0.0, "b": 1.0, "c": 2.0}
+        sel = NoisyTopK(k=1, epsilon=1.0, sensitivity=1.0, score=row_scores)
+        rng = np.random.default_rng(20261122)
+        n = 20_000
+        counts = dict.fromkeys(u, 0)
+        data = frame(u)
+        for _ in range(n):
+            counts[sel.select(data, rng).value[0]] += 1
+        w = np.exp(np.array(list(u.values())) / 2.0)
+        expected = n * w / w.sum()
+        p = scipy.stats.chisquare(list(counts.values()), expected).pvalue
+        assert p > FALSE_FAILURE_RATE, (counts, expected)
+
+
+def test_signed_mean_score_and_sensitivity():
+    rng = np.random.default_rng(3)
+    d = pd.DataFrame({"x": rng.normal(size=50), "y": rng.normal(size=50), "g": ["t"] * 25 + ["c"] * 25})
+    s = SignedMeanScore(columns=("x", "y"), sign_column="g", positive="t", clip=1.5)
+    base = s(d)
+    # replace one row arbitrarily: each score moves by at most the declared sensitivity
+    for _ in range(200):
+        d2 = d.copy()
+        i = rng.integers(50)
+        d2.loc[i, ["x", "y"]] = rng.normal(scale=10, size=2)
+        d2.loc[i, "g"] = rng.choice(["t", "c"])
+        assert np.all(np.abs(s(d2) - base) <= s.sensitivity(50) + 1e-12)

@@ -1,0 +1,197 @@
+"""The Analysis facade, the corrected table and its renderings, the bundled data and the demo."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from selective import (
+    Analysis,
+    ApproxDP,
+    CompositionOrderError,
+    CorrectedTable,
+    DescriptionLength,
+    NoisyTopK,
+    PureDP,
+    Selection,
+    SelectiveWarning,
+    TopK,
+)
+from selective.cli import main
+from selective.corrections import corrected_pvalue_bonferroni
+from selective.datasets import BIOMARKERS_SEED, load_biomarkers, simulate_biomarkers
+from selective.demo import run_demo, welch_t_scores
+from selective.hypotheses import TwoSampleTTest
+from selective.report import TABLE_COLUMNS, format_pvalue
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return run_demo()
+
+
+class FixedSelector:
+    """A selector that returns a fixed value with a given certificate (for facade tests)."""
+
+    def __init__(self, certificate, value=("m07",)):
+        self.certificate = certificate
+        self.value = value
+        self.calls = 0
+
+    def select(self, data, rng=None):
+        self.calls += 1
+        return Selection(value=self.value, certificate=self.certificate, label="fixed")
+
+
+class TestAnalysis:
+    def test_analysis_iv(self):
+        with pytest.raises(TypeError, match="`data` must be a pandas DataFrame"):
+            Analysis([[1, 2]])
+        with pytest.raises(ValueError, match="at least one row"):
+            Analysis(pd.DataFrame({"a": []}))
+        with pytest.raises(ValueError, match=r"`alpha` must be a real number in \(0, 1\); got 1.5"):
+            Analysis(pd.DataFrame({"a": [1.0]}), alpha=1.5)
+        with pytest.raises(TypeError, match="`rng`"):
+            Analysis(pd.DataFrame({"a": [1.0]}), rng="seed")
+        a = Analysis(pd.DataFrame({"a": [1.0]}))
+        with pytest.raises(ValueError, match="no test has been run"):
+            a.report()
+        with pytest.raises(TypeError, match="`selector` must have a select"):
+            a.select(3)
+        with pytest.raises(TypeError, match="`spec` must be a test spec"):
+            a.test("t-test")
+
+    def test_refused_selection_is_never_run_and_leaves_no_trace(self):
+        a = Analysis(load_biomarkers(), rng=1)
+        a.select(FixedSelector(DescriptionLength(10)))
+        before = a.ledger.to_json()
+        sel = FixedSelector(ApproxDP(0.5, 1e-8))
+        with pytest.raises(CompositionOrderError):
+            a.select(sel)
+        assert sel.calls == 0  # the data were not touched
+        assert a.ledger.to_json() == before and len(a.selections) == 1
+
+    def test_report_columns_and_bonferroni(self, demo):
+        analysis, table = demo
+        assert isinstance(table, CorrectedTable)
+        assert list(table.frame.columns) == list(TABLE_COLUMNS)
+        f = table.frame
+        np.testing.assert_allclose(f.pvalue_bonferroni, corrected_pvalue_bonferroni(f.pvalue_naive.to_numpy(), 120))
+        assert (f.pvalue_best <= f[["pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni"]].min(axis=1) + 1e-15).all()
+        assert (f.pvalue_best >= f.pvalue_naive).all()
+        # corrected intervals contain the naive ones (a higher level)
+        assert (f.ci_corrected_low <= f.ci_low).all() and (f.ci_corrected_high >= f.ci_high).all()
+
+    def test_demo_shows_a_false_positive_removed_and_a_real_effect_kept(self, demo):
+        analysis, table = demo
+        f = table.frame
+        assert analysis.selections[0].value == ("m07", "m22", "m26")
+        real = f.loc["m07: treatment - control (Welch)"]
+        assert real.pvalue_naive < 1e-6 and real.pvalue_best < 0.05
+        nulls = f.loc[["m22: treatment - control (Welch)", "m26: treatment - control (Welch)"]]
+        assert (nulls.pvalue_naive < 0.05).all() and (nulls.pvalue_best > 0.05).all()
+        assert real.ci_corrected_low > 0  # the effect's corrected interval excludes 0
+
+    def test_adjust(self, demo):
+        analysis, _ = demo
+        t = analysis.report(adjust="holm")
+        assert (t.frame.pvalue_adjusted >= t.frame.pvalue_best - 1e-15).all()
+        assert "holm" in t.footnote
+        with pytest.raises(ValueError, match="`adjust` must be one of"):
+            analysis.report(adjust="magic")
+
+    def test_dp_then_description_length(self):
+        data = load_biomarkers()
+        cols = tuple(c for c in data.columns if c.startswith("m"))
+        a = Analysis(data, rng=7)
+        from selective.selectors.topk import SignedMeanScore
+
+        score = SignedMeanScore(columns=cols, sign_column="arm", positive="treatment")
+        five = a.select(NoisyTopK(k=5, epsilon=0.5, sensitivity=score.sensitivity(len(data)),
+                                  score=lambda d: score(d).abs(), candidates=cols)).value
+        two = a.select(TopK(k=2, candidates=five, score=lambda d: welch_t_scores(d, list(five), "arm", ("treatment", "control")))).value
+        for c in two:
+            a.test(TwoSampleTTest(column=c, group="arm", levels=("treatment", "control"), usevar="unequal"))
+        t = a.report()
+        assert [s.role for s in a.ledger.steps] == ["first DP block", "after selection"]
+        assert t.frame.pvalue_maxinfo.notna().all() and t.frame.pvalue_mutual_info.notna().all()
+        assert "product" in t.footnote
+
+    def test_reproducible_with_a_seed(self):
+        data = load_biomarkers()
+        cols = tuple(c for c in data.columns if c.startswith("m"))
+
+        def run(seed):
+            a = Analysis(data, rng=seed)
+            return a.select(NoisyTopK(k=3, epsilon=1.0, sensitivity=0.01, score=lambda d: d[list(cols)].mean().abs())).value
+
+        assert run(5) == run(5)
+
+
+class TestRenderings:
+    def test_markdown_latex_html_csv(self, demo, tmp_path):
+        _, table = demo
+        md = table.to_markdown()
+        assert "| hypothesis" in md and "p (naive)" in md and "p (best valid)" in md
+        assert "m07: treatment - control (Welch)" in md and "< 1e-04" in md
+        assert "Bonferroni over 120 declared hypotheses" in md
+        tex = table.to_latex(caption="Selected biomarkers", label="tab:bio")
+        assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
+        assert r"$<$ 1e-04" in tex and r"\label{tab:bio}" in tex
+        assert tex.count(r"\\") >= len(table.frame) + 1
+        html = table.to_html()
+        assert "<table" in html and "selective-footnote" in html
+        path = tmp_path / "t.csv"
+        table.to_csv(path)
+        back = pd.read_csv(path, index_col=0)
+        np.testing.assert_allclose(back.pvalue_best, table.frame.pvalue_best, rtol=1e-12)
+
+    def test_format_pvalue(self):
+        assert format_pvalue(0.0123) == "0.012"
+        assert format_pvalue(5e-5) == "< 1e-04"
+        assert format_pvalue(float("nan")) == "n/a"
+        assert format_pvalue(1.0) == "1"
+        assert format_pvalue(0.00042) == "4.2e-04"
+
+    def test_plots(self, demo):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        _, table = demo
+        ax = table.plot()
+        assert ax.get_xscale() == "log" and len(ax.get_yticks()) == len(table.frame)
+        ax = table.plot_ledger()
+        assert ax.get_ylabel() == "bits"
+
+
+class TestData:
+    def test_bundled_file_matches_its_generator(self):
+        bundled = load_biomarkers()
+        regenerated = simulate_biomarkers()
+        pd.testing.assert_frame_equal(bundled, regenerated, check_exact=False, rtol=0, atol=1e-12)
+        assert BIOMARKERS_SEED == 20261128
+
+    def test_generator_iv(self):
+        with pytest.raises(ValueError, match="`n_rows` must be even"):
+            simulate_biomarkers(n_rows=7)
+        with pytest.raises(ValueError, match="`effects` names 'x1'"):
+            simulate_biomarkers(effects={"x1": 1.0})
+
+
+class TestCLI:
+    def test_demo_command_prints_the_table(self, capsys):
+        assert main(["demo"]) == 0
+        out = capsys.readouterr().out
+        assert "p (naive)" in out and "p (best valid)" in out and "m07" in out
+        assert "2 after correction" in out and "4 naive rejection(s)" in out
+
+    def test_usage_errors_exit_2(self, capsys):
+        assert main([]) == 2
+        with pytest.raises(SystemExit) as e:
+            main(["no-such-command"])
+        assert e.value.code == 2
