@@ -1,15 +1,37 @@
 """The ``selective`` command.
 
+Commands: ``demo``, ``analyze DATA.csv --plan PLAN.toml``, ``show AUDIT.json``,
+``verify AUDIT.json DATA.csv``.
+
 Exit codes: 0 success; 2 bad usage or input (the message names the file, the field and what
-was expected); 1 internal error.
+was expected; nothing is written); 3 ``verify`` found a difference; 1 internal error.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MISMATCH = 0, 1, 2, 3
+FORMATS = ("md", "tex", "html", "csv")
+
+
+class UsageError(Exception):
+    """Bad usage or input: reported on stderr with exit code 2."""
+
+
+def _render(table, fmt: str, columns: str) -> str:
+    if fmt == "md":
+        return table.to_markdown(columns=columns) + "\n"
+    if fmt == "tex":
+        return table.to_latex(columns=columns)
+    if fmt == "html":
+        return table.to_html(columns=columns)
+    return table.to_csv()
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -29,20 +51,171 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           .to_markdown(index=False, floatfmt=".3g"))
     print()
     print(table.footnote)
-    sig_naive = (table.frame["pvalue_naive"] <= table.alpha).sum()
-    sig_best = (table.frame["pvalue_best"] <= table.alpha).sum()
+    sig_naive = int((table.frame["pvalue_naive"] <= table.alpha).sum())
+    sig_best = int((table.frame["pvalue_best"] <= table.alpha).sum())
     print(f"\nAt alpha = {table.alpha:g}: {sig_naive} naive rejection(s), {sig_best} after correction.")
-    return 0
+    return EXIT_OK
+
+
+def read_data(path: str):
+    """Read a CSV file; errors name the file and what is wrong."""
+    import pandas as pd
+
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"data file {path!r} does not exist.")
+    try:
+        data = pd.read_csv(p)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot be read as CSV: {exc}") from None
+    if data.empty:
+        raise UsageError(f"{path}: the file holds no rows.")
+    return data
+
+
+def _default_audit_path(args: argparse.Namespace) -> Path:
+    if args.audit:
+        return Path(args.audit)
+    if args.out:
+        out = Path(args.out)
+        return out.with_name(out.stem + ".audit.json")
+    plan = Path(args.plan)
+    return plan.with_name(plan.stem + ".audit.json")
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    from .audit import atomic_write_text, audit_record, write_audit
+    from .plan import load_plan, run_plan
+
+    plan = load_plan(args.plan)
+    data = read_data(args.data)
+    analysis = run_plan(plan, data, seed=args.seed, progress=not args.quiet)
+    table = analysis.report(adjust=args.adjust)
+    text = _render(table, args.format, args.columns)
+    record = audit_record(analysis, table, plan=plan.raw, data_source=str(args.data))
+    if args.seed is not None:
+        record["seed"] = args.seed
+    audit_path = _default_audit_path(args)
+    if args.out:
+        atomic_write_text(args.out, text)
+    write_audit(audit_path, record)
+    if not args.out:
+        sys.stdout.write(text)
+    if not args.quiet:
+        where = f"{args.out} and " if args.out else ""
+        print(f"wrote {where}{audit_path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from .audit import read_audit, table_from_audit
+
+    record = read_audit(args.audit)
+    sys.stdout.write(_render(table_from_audit(record), args.format, args.columns))
+    return EXIT_OK
+
+
+def _close(a, b, rtol=1e-10) -> bool:
+    if isinstance(a, str) or isinstance(b, str) or a is None or b is None:
+        return a == b
+    a, b = float(a), float(b)
+    if math.isnan(a) and math.isnan(b):
+        return True
+    return a == b or math.isclose(a, b, rel_tol=rtol, abs_tol=1e-300)
+
+
+def verify(record: dict, data) -> list[str]:
+    """Recompute an audit record from the data; return the differences found (empty if none)."""
+    from .analysis import Analysis
+    from .audit import audit_record, data_fingerprint, spec_from_dict, table_from_audit
+    from .plan import parse_plan, run_plan
+
+    diffs = []
+    fp = data_fingerprint(data)
+    if fp != record["data"]["sha256"]:
+        diffs.append(f"data fingerprint differs: recorded {record['data']['sha256'][:16]}..., now {fp[:16]}...")
+    if record.get("plan"):
+        analysis = run_plan(parse_plan(record["plan"], source="<plan in audit record>"), data, seed=record.get("seed"))
+        for i, (old, new) in enumerate(zip(record["selections"], analysis.selections)):
+            if [str(v) for v in old["value"]] != [str(v) for v in new.value]:
+                diffs.append(f"selection {i} ({old['label']!r}) differs: recorded {old['value']}, now {list(new.value)}")
+        if len(record["selections"]) != len(analysis.selections):
+            diffs.append("number of selections differs")
+    else:
+        # no plan: replay the recorded selections' certificates and re-run the recorded tests
+        from .accounting.ledger import Ledger
+
+        analysis = Analysis(data, alpha=record["alpha"], n_candidates=record.get("n_candidates"))
+        analysis.ledger = Ledger.from_dict(record["ledger"])
+        for t in record["tests"]:
+            analysis.test(spec_from_dict(t["spec"]))
+    if analysis.ledger.to_dict()["steps"] != record["ledger"]["steps"]:
+        diffs.append("the ledger differs from the recorded one")
+    table = analysis.report(alpha=record["alpha"])
+    old = table_from_audit(record).frame
+    new = table.frame
+    if list(old.index) != list(new.index):
+        diffs.append(f"hypotheses differ: recorded {list(old.index)}, now {list(new.index)}")
+    else:
+        for h in old.index:
+            for c in old.columns:
+                if c == "pvalue_adjusted":
+                    continue
+                if not _close(old.loc[h, c], new.loc[h, c]):
+                    diffs.append(f"{h!r} {c}: recorded {old.loc[h, c]!r}, now {new.loc[h, c]!r}")
+    return diffs
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .audit import read_audit
+
+    record = read_audit(args.audit)
+    data = read_data(args.data)
+    diffs = verify(record, data)
+    if diffs:
+        print(f"verification FAILED: {len(diffs)} difference(s)")
+        for d in diffs:
+            print(f"- {d}")
+        return EXIT_MISMATCH
+    print(f"verified: {args.audit} reproduces exactly from {args.data}")
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="selective", description="Honest p-values after exploratory analysis.")
+    parser = argparse.ArgumentParser(
+        prog="selective", description="Honest p-values after exploratory analysis.",
+        epilog="Exit codes: 0 ok, 2 bad usage or input, 3 verify found a difference, 1 internal error.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
     demo = sub.add_parser("demo", help="run the quick-start analysis on the bundled biomarker data")
     demo.add_argument("--k", type=int, default=3, help="how many biomarkers to keep (default 3)")
     demo.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
     demo.set_defaults(func=_cmd_demo)
+
+    an = sub.add_parser("analyze", help="run a plan file on a CSV file and print the corrected table")
+    an.add_argument("data", help="CSV file with a header row")
+    an.add_argument("--plan", required=True, help="plan file (TOML): selection steps and tests")
+    an.add_argument("--format", choices=FORMATS, default="md", help="output format (default md)")
+    an.add_argument("--columns", choices=("short", "all"), default="short", help="table columns (default short)")
+    an.add_argument("--out", help="write the table to this file instead of standard output")
+    an.add_argument("--audit", help="audit JSON path (default: next to --out, else next to the plan)")
+    an.add_argument("--seed", type=int, help="override the plan's seed")
+    an.add_argument("--adjust", choices=("holm", "bonferroni", "fdr_bh", "fdr_by"),
+                    help="multiple-testing adjustment across the tests, on top of the selection correction")
+    an.add_argument("--quiet", action="store_true", help="no progress bar or messages on stderr")
+    an.set_defaults(func=_cmd_analyze)
+
+    sh = sub.add_parser("show", help="re-render a saved analysis from its audit JSON")
+    sh.add_argument("audit", help="audit JSON written by 'selective analyze'")
+    sh.add_argument("--format", choices=FORMATS, default="md")
+    sh.add_argument("--columns", choices=("short", "all"), default="short")
+    sh.set_defaults(func=_cmd_show)
+
+    ve = sub.add_parser("verify", help="recompute a saved analysis from the data and report any difference")
+    ve.add_argument("audit", help="audit JSON written by 'selective analyze'")
+    ve.add_argument("data", help="the CSV file the analysis claims to be about")
+    ve.set_defaults(func=_cmd_verify)
     return parser
 
 
@@ -57,12 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_USAGE
     try:
         return int(args.func(args))
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+    except (UsageError, ValueError, TypeError, FileNotFoundError, KeyError) as exc:
         print(f"selective: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except Exception as exc:  # pragma: no cover - a bug: say so
+        print(f"selective: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover
