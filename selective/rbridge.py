@@ -65,6 +65,16 @@ def _robjects():
     except ImportError:
         _state["error"] = f"rpy2 is not installed: {INSTALL_RPY2}; rpy2 needs R itself: {INSTALL_R}."
         raise RNotAvailableError(_state["error"]) from None
+    r_home = _r_home()
+    if r_home is None or not os.path.isdir(os.path.join(r_home, "library", "base")):
+        # Checked before starting R: an embedded R that cannot find its base package exits the
+        # whole process instead of raising.
+        found = "R was not found" if r_home is None else f"R_HOME={r_home!r} holds no R installation"
+        _state["error"] = (
+            f"{found}, so rpy2 cannot start it. To fix: {INSTALL_R}; check that `R RHOME` works "
+            f"(or set R_HOME to its output); then, if needed, {INSTALL_RPY2}."
+        )
+        raise RNotAvailableError(_state["error"])
     try:
         import rpy2.robjects as robjects
     except Exception as err:  # rpy2 raises several types when R is absent or broken
@@ -77,6 +87,17 @@ def _robjects():
         raise RNotAvailableError(_state["error"]) from err
     _state["robjects"] = robjects
     return robjects
+
+
+def _r_home() -> str | None:
+    """R's home directory as rpy2 will find it (R_HOME, else the output of `R RHOME`)."""
+    try:
+        from rpy2 import situation
+
+        home = situation.get_r_home()
+    except Exception:  # rpy2 may raise when neither R_HOME nor an `R` command exists
+        return None
+    return str(home) if home else None
 
 
 def _library_dirs_from_env() -> list[str]:
@@ -280,7 +301,7 @@ def _scalar(value: Any) -> Any:
 
 
 def _factor_to_python(obj, ro) -> pd.Categorical:
-    levels = [str(v) for v in obj.levels]
+    levels = [str(v) for v in ro.r["levels"](obj)]  # FactorVector.levels warns in rpy2 3.5
     codes = [-1 if v is ro.NA_Integer else int(v) - 1 for v in list(ro.vectors.IntVector(obj))]
     return pd.Categorical.from_codes(codes, categories=levels, ordered=bool(ro.r["is.ordered"](obj)[0]))
 

@@ -205,10 +205,13 @@ def _sorted(values) -> list:
         return values
 
 
-def group_values(frame: pd.DataFrame, column: Any, group: Any, level: Any, *, what: str, minimum: int = 2) -> np.ndarray:
-    values = as_float(frame.loc[frame[group] == level, column])
-    require_n(len(values), minimum, where=f"Group {group}={level!r} of column {column!r}", what=what)
-    return values
+def group_values(
+    values: np.ndarray, labels: np.ndarray, level: Any, *, column: Any, group: Any, what: str, minimum: int = 2
+) -> np.ndarray:
+    """The entries of ``values`` whose ``labels`` equal ``level``; at least ``minimum`` of them."""
+    chosen = values[labels == level]
+    require_n(len(chosen), minimum, where=f"Group {group}={level!r} of column {column!r}", what=what)
+    return chosen
 
 
 def group_label(column: Any, group: Any, level: Any) -> str:

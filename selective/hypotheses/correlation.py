@@ -25,7 +25,7 @@ def _pairs(spec: TestSpec, data: pd.DataFrame, what: str) -> tuple[np.ndarray, n
     require_n(len(x), 4, where=f"The pair ({spec.column1!r}, {spec.column2!r})", what=what)
     for column, values in ((spec.column1, x), (spec.column2, y)):
         if np.all(values == values[0]):
-            raise ValueError(f"Column {column!r} is constant ({values[0]!r}): its correlation is undefined.")
+            raise ValueError(f"Column {column!r} is constant ({float(values[0])!r}): its correlation is undefined.")
     return x, y
 
 

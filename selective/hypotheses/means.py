@@ -45,7 +45,7 @@ def _one_sample(spec: TestSpec, x: np.ndarray, *, kind: str, where: str, call: s
     what = "a t-test" if kind == "t" else "a z-test"
     require_n(len(x), 2, where=where, what=what)
     if _constant(x):
-        raise ValueError(f"{where} is constant ({x[0]!r}): its standard error is 0 and {what} is undefined.")
+        raise ValueError(f"{where} is constant ({float(x[0])!r}): its standard error is 0 and {what} is undefined.")
     stats = DescrStatsW(x)
     alternative = SM_ALTERNATIVE[spec.alternative]
     if kind == "t":
@@ -66,8 +66,9 @@ def _two_sample(spec: Any, data: pd.DataFrame, *, kind: str) -> TestResult:
     what = "a two-sample t-test" if kind == "t" else "a two-sample z-test"
     frame = select(data, [spec.column, spec.group], numeric=[spec.column], missing=spec.missing, what=what)
     level_1, level_2 = two_groups(frame, spec.group, spec.levels)
-    x1 = group_values(frame, spec.column, spec.group, level_1, what=what)
-    x2 = group_values(frame, spec.column, spec.group, level_2, what=what)
+    values, labels = as_float(frame[spec.column]), frame[spec.group].to_numpy(dtype=object)
+    x1, x2 = (group_values(values, labels, level, column=spec.column, group=spec.group, what=what)
+              for level in (level_1, level_2))
     if _constant(np.concatenate([x1 - x1[0], x2 - x2[0]])):
         raise ValueError(
             f"Column {spec.column!r} is constant within both groups: the standard error is 0 and {what} is undefined."

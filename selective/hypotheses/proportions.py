@@ -210,6 +210,7 @@ class ChiSquareIndependenceTest(TestSpec):
 
     def run(self, data: pd.DataFrame) -> TestResult:
         frame = select(data, [self.column1, self.column2], missing=self.missing, what="a chi-square test")
+        require_n(len(frame), 2, where=f"The pair ({self.column1!r}, {self.column2!r})", what="a chi-square test")
         table = self.table(frame)
         for axis, column in ((0, self.column1), (1, self.column2)):
             if table.shape[axis] < 2:

@@ -70,11 +70,17 @@ DATASETS = {"ordinary": ordinary, "tiny": tiny, "skewed_unbalanced": skewed_unba
 REGRESSION_DATASETS = ("ordinary", "skewed_unbalanced", "tied", "badly_scaled")
 
 
+def _named(name: str) -> pd.DataFrame:
+    frame = DATASETS[name]()
+    frame.attrs["name"] = name
+    return frame
+
+
 @pytest.fixture(params=list(DATASETS))
 def dataset(request) -> pd.DataFrame:
-    return DATASETS[request.param]()
+    return _named(request.param)
 
 
 @pytest.fixture(params=REGRESSION_DATASETS)
 def regression_dataset(request) -> pd.DataFrame:
-    return DATASETS[request.param]()
+    return _named(request.param)

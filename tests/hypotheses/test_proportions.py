@@ -51,7 +51,7 @@ class TestOneSampleProportionTest:
         boolean = OneSampleProportionTest(column="t").run(frame)
         labelled = OneSampleProportionTest(column="outcome", success="yes").run(frame)
         assert numeric.pvalue_naive == boolean.pvalue_naive == labelled.pvalue_naive
-        assert labelled.hypothesis == "P(outcome == 'yes') = 0.5"
+        assert labelled.hypothesis == "P(outcome == 'yes') = 0.5 (score z-test)"
 
     def test_score_test_is_the_square_root_of_the_chisquare_goodness_of_fit(self, dataset):
         count, nobs, value = int(dataset.b.sum()), len(dataset), 0.3

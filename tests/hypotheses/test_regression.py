@@ -31,7 +31,7 @@ def direct_fit(model, formula, data):
     if model == "ols":
         return smf.ols(formula, data).fit()
     family = sm.families.Binomial() if model == "logit" else sm.families.Poisson()
-    return smf.glm(formula, data.assign(t=data.t.astype(float)), family=family).fit()
+    return smf.glm(formula, data.assign(t=data.t.astype(float)), family=family).fit(atol=1e-13, rtol=1e-13, maxiter=100)
 
 
 class TestCoefficientTest:
