@@ -17,11 +17,12 @@ from typing import Any, Callable
 
 from selective import corrections as C
 from selective.accounting import bounds as B
+from selective import mechanisms as M
 from selective.accounting import composition as P
 from selective.accounting.certificates import ANY_DISTRIBUTION, MaxInfo, MutualInfo
 from selective.accounting.totals import MaxInfoFamily
 
-__all__ = ["evaluate_theory_vector", "run_r_case", "SUPPORTED_FORMULA_IDS", "PENDING_FORMULA_IDS"]
+__all__ = ["evaluate_theory_vector", "run_r_case", "SUPPORTED_FORMULA_IDS"]
 
 
 def _num(x: Any) -> float:
@@ -137,17 +138,6 @@ def _crossover(i):
     return {"m_star": c.mi_bits, "gamma_at_m_star": c.gamma}
 
 
-def _mechanism(name: str) -> Callable[[dict], dict]:
-    """Section-5 formula ids are evaluated by the mechanisms' own adapter."""
-
-    def run(i):
-        from selective.mechanisms import _theory_vectors as M  # provided by the mechanisms package
-
-        return M.evaluate(name, i)
-
-    return run
-
-
 _DISPATCH: dict[str, Callable[[dict], dict]] = {
     "exact_maxinfo_randomized_response": _exact_rr,
     "exact_mutual_information_randomized_response": _exact_rr_mi,
@@ -206,25 +196,44 @@ _DISPATCH: dict[str, Callable[[dict], dict]] = {
         P.advanced_composition(_num(i["eps"]), _int(i["k"]), _num(i["delta_prime"]), delta=_num(i["delta_each"]))),
 }
 
-#: Section-5 mechanism formulas, evaluated through ``selective.mechanisms``.
-PENDING_FORMULA_IDS = (
-    "laplace_scale",
-    "gaussian_sigma_classic_and_analytic",
-    "gaussian_sigma_analytic_large_eps",
-    "gaussian_delta_analytic",
-    "discrete_gaussian_delta",
-    "exponential_mechanism_probabilities",
-    "exponential_mechanism_utility_gap",
-    "oneshot_laplace_topk_scale",
-    "above_threshold_accuracy",
-    "sparse_noise_scales",
-    "svt_lyu_su_li_alg1_scales",
-    "thresholdout_parameters",
-    "thresholdout_privacy",
-    "sparsevalidate_ell",
-)
-for _fid in PENDING_FORMULA_IDS:
-    _DISPATCH[_fid] = _mechanism(_fid)
+# Section 5: mechanism parameters (selective.mechanisms)
+_DISPATCH.update({
+    "laplace_scale": lambda i: (lambda r: {"scale_b": r.scale, "std": r.std, "tail_P_abs_ge_3b": r.tail_probability(3.0)})(
+        M.laplace_scale(sensitivity=_num(i["sensitivity_l1"]), epsilon=_num(i["eps"]))),
+    "gaussian_sigma_classic_and_analytic": lambda i: (lambda kw: (lambda s: {
+        "sigma_classic_boundary": M.gaussian_sigma_classic(**kw), "sigma_analytic": s,
+        "rho_zcdp_at_sigma_analytic": M.gaussian_rho(sigma=s, sensitivity=kw["sensitivity"])})(M.gaussian_sigma_analytic(**kw)))(
+        dict(sensitivity=_num(i["sensitivity_l2"]), epsilon=_num(i["eps"]), delta=_num(i["delta"]))),
+    "gaussian_sigma_analytic_large_eps": lambda i: {"sigma_analytic": M.gaussian_sigma_analytic(
+        sensitivity=_num(i["sensitivity_l2"]), epsilon=_num(i["eps"]), delta=_num(i["delta"]))},
+    "gaussian_delta_analytic": lambda i: {"delta": M.gaussian_delta_analytic(
+        sigma=_num(i["sigma"]), epsilon=_num(i["eps"]), sensitivity=_num(i["sensitivity_l2"]))},
+    "discrete_gaussian_delta": lambda i: (lambda r: {"delta": r.delta, "rho_zcdp": r.rho_zcdp})(M.discrete_gaussian_delta(
+        sigma=_num(i["sigma"]), epsilon=_num(i["eps"]), sensitivity=_int(i["sensitivity_integer"]))),
+    "exponential_mechanism_probabilities": lambda i: {"probabilities": list(M.exponential_mechanism_probabilities(
+        [float(u) for u in i["utilities"]], epsilon=_num(i["eps"]), sensitivity=_num(i["sensitivity_u"])))},
+    "exponential_mechanism_utility_gap": lambda i: (lambda r: {"utility_gap": r.utility_gap, "failure_probability": r.failure_probability})(
+        M.exponential_mechanism_utility_gap(epsilon=_num(i["eps"]), sensitivity=_num(i["sensitivity_u"]),
+                                            n_outcomes=_int(i["n_outcomes"]), n_optimal=_int(i["n_optimal"]), t=_num(i["t"]))),
+    "oneshot_laplace_topk_scale": lambda i: (lambda r: {"laplace_scale": r.laplace_scale, "laplace_std": r.laplace_std})(
+        M.oneshot_laplace_topk_scale(k=_int(i["k"]), n_candidates=_int(i["d"]), epsilon=_num(i["eps"]), delta=_num(i["delta"]))),
+    "above_threshold_accuracy": lambda i: (lambda r: {"alpha_dr14": r.alpha_dr14, "alpha_smith": r.alpha_smith})(
+        M.above_threshold_accuracy(n_queries=_int(i["n_queries"]), beta=_num(i["beta"]), epsilon=_num(i["eps"]),
+                                   sensitivity=_num(i["sensitivity"]))),
+    "sparse_noise_scales": lambda i: (lambda r: {"threshold_scale": r.threshold_scale, "query_scale": r.query_scale})(
+        M.sparse_noise_scales(c=_int(i["c"]), epsilon=_num(i["eps"]), delta=_num(i["delta"]), sensitivity=_num(i["sensitivity"]))),
+    "svt_lyu_su_li_alg1_scales": lambda i: (lambda r: {"threshold_scale": r.threshold_scale, "query_scale": r.query_scale,
+                                                       "query_scale_monotone": r.query_scale_monotone})(
+        M.svt_lyu_su_li_alg1_scales(c=_int(i["c"]), epsilon=_num(i["eps"]), sensitivity=_num(i["sensitivity"]))),
+    "thresholdout_parameters": lambda i: (lambda r: {"T": r.threshold, "sigma": r.sigma, "n0": r.n0, "n1": r.n1,
+                                                     "n_required": r.n_required, "n1_exact_conditions": r.n1_exact_conditions})(
+        M.thresholdout_parameters(_num(i["tau"]), _num(i["beta"]), _int(i["m_queries"]), _int(i["budget_B"]))),
+    "thresholdout_privacy": lambda i: (lambda r: {"eps_pure": r.epsilon_pure, "eps_approx": r.epsilon_approx})(
+        M.thresholdout_privacy(budget=_int(i["budget_B"]), n=_int(i["n"]), sigma=_num(i["sigma"]), delta=_num(i["delta"]))),
+    "sparsevalidate_ell": lambda i: (lambda r: {"ell_exact": r.ell_exact, "ell_as_printed": r.ell_as_printed,
+                                                "m_pow_B": r.m_pow_B, "log2_ell_exact": r.log2_ell_exact})(
+        M.sparsevalidate_ell(_int(i["i"]), _int(i["budget_B"]), _int(i["m"]))),
+})
 
 SUPPORTED_FORMULA_IDS = frozenset(_DISPATCH)
 
@@ -232,16 +241,12 @@ SUPPORTED_FORMULA_IDS = frozenset(_DISPATCH)
 def evaluate_theory_vector(vector: dict) -> dict[str, float]:
     """Evaluate one theory vector with the package and return outputs under the vector's names.
 
-    Raises ``NotImplementedError`` for a ``formula_id`` the package does not cover yet, and
-    ``KeyError`` for one it does not know at all.
+    Raises ``KeyError`` for a ``formula_id`` it does not know.
     """
     fid = vector["formula_id"]
     if fid not in _DISPATCH:
         raise KeyError(f"unknown formula_id {fid!r}")
-    try:
-        return _DISPATCH[fid](_inputs(vector))
-    except ImportError as exc:  # mechanism functions not there yet
-        raise NotImplementedError(f"{fid}: {exc}") from exc
+    return _DISPATCH[fid](_inputs(vector))
 
 
 def run_r_case(case: dict, data_dir):  # pragma: no cover - thin re-export

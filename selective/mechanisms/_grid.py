@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 
 GRID_BITS = 20  # grid spacing is at most sensitivity / 2^GRID_BITS
-_CLIP = 2.0**52  # |f / u| is clipped here (a 1-Lipschitz map: sensitivity is unchanged)
+_CLIP = 2.0**62  # |f / u| is clipped here (a 1-Lipschitz map: sensitivity is unchanged)
 
 
 def grid_unit(sensitivity: float, bits: int = GRID_BITS) -> float:
@@ -27,7 +27,7 @@ def grid_unit(sensitivity: float, bits: int = GRID_BITS) -> float:
 
 
 def to_grid(values: np.ndarray, unit: float) -> np.ndarray:
-    """rint(values / unit) as int64, clipped to +-2^52 grid steps."""
+    """rint(values / unit) as int64, clipped to +-2^62 grid steps (floats beyond 2^52 are integers)."""
     scaled = np.asarray(values, dtype=np.float64) / unit  # exact: unit is a power of two
     return np.rint(np.clip(scaled, -_CLIP, _CLIP)).astype(np.int64)
 

@@ -24,7 +24,7 @@ from scipy import special
 
 from .._validation import check_choice, check_int, check_positive, check_rng
 from ..accounting.certificates import PureDP
-from .samplers import _bernoulli_exp_general, _split_ratio
+from .samplers import _bernoulli_exp_general, _py_bernoulli_exp_general, _py_uniform_below, _split_ratio
 
 __all__ = [
     "exponential_mechanism_probabilities",
@@ -41,6 +41,7 @@ __all__ = [
 
 _EPS_BITS = 30  # epsilon is rounded down to 30 significant bits (relative change < 2^-29)
 _UTILITY_GRID_BITS = 20
+_SCALAR_CANDIDATES = 16
 
 
 def _check_utilities(utilities: Any, name: str = "utilities") -> np.ndarray:
@@ -48,7 +49,7 @@ def _check_utilities(utilities: Any, name: str = "utilities") -> np.ndarray:
     if u.ndim != 1 or u.size == 0:
         raise ValueError(f"`{name}` must be a non-empty one-dimensional array; got shape {u.shape}.")
     if not np.all(np.isfinite(u)):
-        bad = u[~np.isfinite(u)][0]
+        bad = float(u[~np.isfinite(u)][0])
         raise ValueError(f"`{name}` must be finite; got {bad!r}.")
     return u
 
@@ -92,12 +93,13 @@ def exponential_mechanism_utility_gap(*, epsilon: float, sensitivity: float, n_o
 # ------------------------------------------------------------------------------------------
 
 
-def _exact_exponents(u: np.ndarray, epsilon: float, sensitivity: float) -> tuple[np.ndarray, np.ndarray, int]:
-    """gamma_r = (whole_r + rem_r/den) >= 0 with P[r] proportional to exp(-gamma_r), exactly.
+def _exact_numerators(u: np.ndarray, epsilon: float, sensitivity: float) -> tuple[np.ndarray, int]:
+    """gamma_r = num_r / den >= 0 with P[r] proportional to exp(-gamma_r), exactly.
 
     Rounded utilities M_r = rint(u_r / g) (g a power of two <= Δ/2^20: exact); the integer
     sensitivity of M is at most floor(Δ/g) + 1; coefficient c = eps'/(2(floor(Δ/g) + 1)) with
     eps' <= eps a dyadic rational, so exp(-gamma_r) is an eps'-DP exponential mechanism on M.
+    Subtracting any common constant from all num_r leaves the law unchanged.
     """
     m_, e_ = math.frexp(sensitivity)
     g = math.ldexp(1.0, e_ - 1 - _UTILITY_GRID_BITS)
@@ -115,18 +117,29 @@ def _exact_exponents(u: np.ndarray, epsilon: float, sensitivity: float) -> tuple
         num = diff * num_c
     else:
         num = np.array([int(v) * num_c for v in diff], dtype=object)
+    return num, den
+
+
+def _exact_exponents(u: np.ndarray, epsilon: float, sensitivity: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """(whole, rem, den) with gamma_r = whole_r + rem_r/den, min_r gamma_r = 0."""
+    num, den = _exact_numerators(u, epsilon, sensitivity)
     whole, rem = _split_ratio(num, den)
     return whole, rem, den
 
 
-def _exact_indices(u: np.ndarray, epsilon: float, sensitivity: float, n: int, rng: np.random.Generator) -> np.ndarray:
-    """n i.i.d. exact draws of the exponential mechanism by rejection from uniform proposals.
+def _sample_from_exponents(whole: np.ndarray, rem: np.ndarray, den: int, n: int,
+                           rng: np.random.Generator) -> np.ndarray:
+    """n i.i.d. draws with P[r] proportional to exp(-(whole_r + rem_r/den)), by rejection.
 
     Proposals r are uniform; each is accepted with an exact Bernoulli(exp(-gamma_r)) coin.
-    Accepted proposals are i.i.d. with P[r] proportional to exp(-gamma_r).
+    Accepted proposals are i.i.d. with the target law.
     """
-    whole, rem, den = _exact_exponents(u, epsilon, sensitivity)
-    m = u.size
+    m = whole.size
+    if n == 1 and m <= _SCALAR_CANDIDATES:  # pure-Python path: same law, less overhead
+        while True:
+            r = _py_uniform_below(m, rng)
+            if _py_bernoulli_exp_general(int(whole[r]), int(rem[r]), den, rng):
+                return np.array([r], dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
     filled = 0
     while filled < n:
@@ -138,6 +151,12 @@ def _exact_indices(u: np.ndarray, epsilon: float, sensitivity: float, n: int, rn
         out[filled:filled + take] = acc[:take]
         filled += take
     return out
+
+
+def _exact_indices(u: np.ndarray, epsilon: float, sensitivity: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n i.i.d. exact draws of the exponential mechanism."""
+    whole, rem, den = _exact_exponents(u, epsilon, sensitivity)
+    return _sample_from_exponents(whole, rem, den, n, rng)
 
 
 def _exact_index(u: np.ndarray, epsilon: float, sensitivity: float, rng: np.random.Generator) -> int:
@@ -284,13 +303,25 @@ def report_noisy_topk(scores: Any, k: int, *, epsilon: float, sensitivity: float
         noisy = u + rng.gumbel(0.0, 2.0 * d * kk / e, size=u.size)
         top = np.argpartition(-noisy, kk - 1)[:kk]
         return top[np.argsort(-noisy[top], kind="stable")]
+    num, den = _exact_numerators(u, e / kk, d)  # every round uses the same grid and eps/k
     remaining = np.arange(u.size)
     chosen = np.empty(kk, dtype=np.int64)
     for j in range(kk):
-        i = _exact_index(u[remaining], e / kk, d, rng)
+        sub = num[remaining]
+        sub = sub - sub.min()  # a common shift: same law, better acceptance rate
+        whole, rem = _split_ratio(sub, den)
+        i = int(_sample_from_exponents(whole, rem, den, 1, rng)[0])
         chosen[j] = remaining[i]
         remaining = np.delete(remaining, i)
     return chosen
+
+
+def report_noisy_max_certificate(*, epsilon: float, noise: str = "gumbel") -> PureDP:
+    """Certificate of :func:`report_noisy_max`: ``PureDP(epsilon, rho=epsilon**2/8)`` for Gumbel
+    noise (bounded range, Durfee and Rogers 2019), ``PureDP(epsilon)`` for exponential noise."""
+    check_choice("noise", noise, ("gumbel", "exponential"))
+    e = check_positive("epsilon", epsilon)
+    return PureDP(e, rho=e * e / 8.0) if noise == "gumbel" else PureDP(e)
 
 
 def report_noisy_topk_certificate(k: int, *, epsilon: float) -> PureDP:

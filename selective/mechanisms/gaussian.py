@@ -23,7 +23,6 @@ __all__ = [
     "gaussian_sigma_analytic",
     "gaussian_delta_analytic",
     "gaussian_rho",
-    "zcdp_to_approx_dp",
     "discrete_gaussian_delta",
     "DiscreteGaussianPrivacy",
     "GaussianRelease",
@@ -120,16 +119,6 @@ def gaussian_rho(*, sigma: float, sensitivity: float) -> float:
     return d * d / (2.0 * s * s)
 
 
-def zcdp_to_approx_dp(*, rho: float, delta: float) -> float:
-    r"""ε of the (ε, δ)-DP implied by ρ-zCDP: :math:`\rho + 2\sqrt{\rho\ln(1/\delta)}`.
-
-    Bun and Steinke (2016), Proposition 1.3 (THEORY.md 1.5, 5.2).
-    """
-    r = check_positive("rho", rho)
-    dl = check_probability("delta", delta, closed="neither")
-    return r + 2.0 * math.sqrt(r * math.log(1.0 / dl))
-
-
 @dataclass(frozen=True, slots=True)
 class DiscreteGaussianPrivacy:
     """Privacy of the discrete Gaussian on an integer query: δ at the given ε, and ρ."""
@@ -223,7 +212,7 @@ def gaussian_mechanism(values: Any, *, sensitivity: float, rho: float, rng: Any 
     -----
     The discrete Gaussian on an integer query of l2-sensitivity Δ is :math:`\Delta^2/(2\sigma^2)`-zCDP
     (Canonne, Kamath and Steinke 2020, Theorem 4 and Section 2.2 for vectors [R in THEORY.md]).
-    Real queries are rounded to a power-of-two grid u <= Δ/2^20, which raises the l2-sensitivity
+    Real queries are rounded to a power-of-two grid u <= Δ/(2^20 k), which raises the l2-sensitivity
     to at most Δ/u + √k in grid units; σ is calibrated to that.
     """
     d = check_positive("sensitivity", sensitivity)
@@ -244,7 +233,7 @@ def gaussian_mechanism(values: Any, *, sensitivity: float, rho: float, rng: Any 
         grid = flat.astype(np.int64)
         d_eff2 = Fraction(int(d)) ** 2
     else:
-        unit = _grid.grid_unit(d)
+        unit = _grid.grid_unit(d, _grid.GRID_BITS + max(flat.size, 1).bit_length())
         grid = _grid.to_grid(flat, unit)
         # (Δ/u + sqrt(k))^2 <= (Δ/u)^2 + 2 (Δ/u) ceil(sqrt k) + k, an exact rational bound
         du = Fraction(d) / Fraction(unit)

@@ -130,9 +130,9 @@ def laplace_mechanism(values: Any, *, sensitivity: float, epsilon: float, rng: A
     Integer queries: the discrete Laplace :math:`P[Z=z]\propto e^{-|z|/t}` with
     :math:`t\ge\Delta_1/\varepsilon` gives ε-DP for integer queries of sensitivity Δ₁
     (Canonne, Kamath, Steinke 2020; THEORY.md 5.2). Real queries are rounded to a grid of
-    spacing u = 2^e <= Δ₁/2^20; the rounded vector has integer l1-sensitivity
-    floor(Δ₁/u) + k (k coordinates), and the noise is calibrated to that, so the certificate
-    is exactly ε at a relative cost of at most k 2^-20 in noise.
+    spacing u = 2^e <= Δ₁/(2^20 k) (k coordinates); the rounded vector has integer
+    l1-sensitivity floor(Δ₁/u) + k, and the noise is calibrated to that, so the certificate
+    is exactly ε at a relative cost of at most 2^-20 in noise.
     """
     d = check_positive("sensitivity", sensitivity)
     e = check_positive("epsilon", epsilon)
@@ -153,7 +153,7 @@ def laplace_mechanism(values: Any, *, sensitivity: float, epsilon: float, rng: A
         unit, d_int = 1.0, int(d)
         grid = flat.astype(np.int64)
     else:
-        unit = _grid.grid_unit(d)
+        unit = _grid.grid_unit(d, _grid.GRID_BITS + max(flat.size, 1).bit_length())
         grid = _grid.to_grid(flat, unit)
         d_int = _grid.grid_l1_sensitivity(d, unit, flat.size)
     scale = fraction_at_least(Fraction(d_int) / Fraction(e))

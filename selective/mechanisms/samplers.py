@@ -238,8 +238,67 @@ def bernoulli_exp(gamma: Any, *, size: Any = None, rng: Any = None) -> Any:
     return out.reshape(shape)
 
 
+# ---------------------------------------------------------------------------------------------
+# scalar path: pure Python integers on raw 64-bit words of the generator (few draws, low overhead)
+# ---------------------------------------------------------------------------------------------
+
+
+def _py_uniform_below(k: int, rng: np.random.Generator) -> int:
+    """Uniform integer on {0..k-1} by rejection on raw random bits (exact, any k >= 1)."""
+    if k == 1:
+        return 0
+    bits = (k - 1).bit_length()
+    raw = rng.bit_generator.random_raw
+    while True:
+        r = 0
+        have = 0
+        while have < bits:
+            r = (r << 64) | int(raw())
+            have += 64
+        r >>= have - bits
+        if r < k:
+            return r
+
+
+def _py_bernoulli_exp_fraction(num: int, den: int, rng: np.random.Generator) -> bool:
+    """Bernoulli(exp(-num/den)), 0 <= num <= den (CKS Algorithm 1)."""
+    k = 1
+    while _py_uniform_below(den * k, rng) < num:
+        k += 1
+    return k % 2 == 1
+
+
+def _py_discrete_laplace(t: int, s: int, rng: np.random.Generator) -> int:
+    """One draw with P[Z = z] proportional to exp(-|z| s / t) (CKS Algorithm 2)."""
+    while True:
+        u = _py_uniform_below(t, rng)
+        if not _py_bernoulli_exp_fraction(u, t, rng):
+            continue
+        v = 0
+        while _py_bernoulli_exp_fraction(1, 1, rng):
+            v += 1
+        y = (u + t * v) // s
+        b = _py_uniform_below(2, rng)
+        if b == 1 and y == 0:
+            continue
+        return -y if b else y
+
+
+def _py_bernoulli_exp_general(whole: int, rem: int, den: int, rng: np.random.Generator) -> bool:
+    """Bernoulli(exp(-(whole + rem/den))), CKS Algorithm 1 with gamma > 1 split off."""
+    for _ in range(int(whole)):
+        if not _py_bernoulli_exp_fraction(1, 1, rng):
+            return False
+    return _py_bernoulli_exp_fraction(int(rem), den, rng)
+
+
+_SCALAR_CUTOFF = 8  # below this many draws the pure-Python path is faster
+
+
 def _discrete_laplace_array(t: int, s: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """n draws with P[Z = z] proportional to exp(-|z| s / t)  (CKS Algorithm 2)."""
+    if n <= _SCALAR_CUTOFF:
+        return np.array([_py_discrete_laplace(t, s, rng) for _ in range(n)], dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
     filled = 0
     rounds = 0

@@ -167,6 +167,22 @@ class _NoisyComparator:
         x = (Fraction(value) - self._threshold) / Fraction(self._unit)
         return x >= rho - nu
 
+    def draw_many(self, scale: Fraction, n: int) -> np.ndarray:
+        return _discrete_laplace_array(scale.numerator, scale.denominator, n, self._rng)
+
+    def above_many(self, values: np.ndarray, rho: int, nu: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`above`: floating point where it is decisive, exact rationals otherwise."""
+        vu = values / self._unit  # exact: the unit is a power of two
+        tu = float(self._threshold) / self._unit
+        diff = vu - tu
+        z = (rho - nu).astype(np.float64)
+        tol = 2.0**-40 * (np.abs(vu) + abs(tu) + np.abs(z) + 1.0)
+        out = diff >= z
+        unsure = np.flatnonzero(np.abs(diff - z) <= tol)
+        for i in unsure:
+            out[i] = self.above(float(values[i]), rho, int(nu[i]))
+        return out
+
 
 def _check_value(value: Any) -> float:
     return check_real("value", value)
@@ -307,6 +323,36 @@ class Sparse:
     def certificate(self) -> PureDP | ApproxDP:
         """``PureDP(epsilon)`` (δ = 0) or ``ApproxDP(epsilon, delta)``, for the whole run."""
         return PureDP(self._epsilon) if self._delta == 0 else ApproxDP(self._epsilon, self._delta)
+
+    def screen(self, values: Any) -> np.ndarray:
+        """Answer a batch of queries in order; return the positions of the ⊤ answers.
+
+        Equal in law to calling :meth:`query` on each value in turn, stopping silently once the
+        c-th ⊤ has been given (the remaining values are not queried). Raises
+        :class:`BudgetExhausted` if the mechanism has already halted.
+        """
+        v = np.asarray(values, dtype=np.float64).ravel()
+        if not np.all(np.isfinite(v)):
+            raise ValueError("`values` must be finite; got NaN or infinity.")
+        if self.halted:
+            raise BudgetExhausted(f"Sparse has given its c = {self._c} above-threshold answers and halted.")
+        hits = []
+        pos = 0
+        while pos < v.size and not self.halted:
+            rest = v[pos:]
+            nu = self._cmp.draw_many(self._nu_scale, rest.size)
+            above = self._cmp.above_many(rest, self._rho, nu)
+            first = np.flatnonzero(above)
+            if first.size == 0:
+                self._n_queries += rest.size
+                break
+            j = int(first[0])
+            self._n_queries += j + 1
+            hits.append(pos + j)
+            self._n_above += 1
+            self._rho = self._cmp.draw(self._rho_scale)
+            pos += j + 1
+        return np.asarray(hits, dtype=np.int64)
 
     def query(self, value: float) -> bool:
         """⊤ (True) or ⊥ (False) for the query value f_i(S); raises after c ⊤ answers."""

@@ -2,9 +2,44 @@
 
 Each selector's ``select(data, rng)`` returns a :class:`Selection`: what was chosen and the
 certificate of the step, which :class:`selective.Analysis` records on the ledger.
+
+* Differentially private: :class:`NoisyTopK`, :class:`NoisyStatistic`,
+  :class:`SparseVectorScreen`, and the reusable holdout :class:`Thresholdout`.
+* Description length: :class:`TopK`, :class:`OrderedTopK`, :class:`FiniteChoice`,
+  :class:`SparseValidate`, :class:`QuantizedAnswer`, :class:`LassoSupport`,
+  :class:`ForwardStepwise`.
 """
 
 from .base import Selection, Selector
+from .description import (
+    FiniteChoice,
+    ForwardStepwise,
+    LassoSupport,
+    OrderedTopK,
+    QuantizedAnswer,
+    SparseValidate,
+)
+from .dp import NoisyStatistic, SparseVectorScreen
+from .scores import candidate_scores
+from .thresholdout import Thresholdout, ThresholdoutExperiment, thresholdout_parameters
 from .topk import NoisyTopK, SignedMeanScore, TopK
 
-__all__ = ["Selection", "Selector", "TopK", "NoisyTopK", "SignedMeanScore"]
+__all__ = [
+    "Selection",
+    "Selector",
+    "TopK",
+    "NoisyTopK",
+    "SignedMeanScore",
+    "NoisyStatistic",
+    "SparseVectorScreen",
+    "Thresholdout",
+    "ThresholdoutExperiment",
+    "thresholdout_parameters",
+    "FiniteChoice",
+    "OrderedTopK",
+    "SparseValidate",
+    "QuantizedAnswer",
+    "LassoSupport",
+    "ForwardStepwise",
+    "candidate_scores",
+]

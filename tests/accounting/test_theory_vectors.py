@@ -85,13 +85,7 @@ def _compare_scalar(name: str, expected: str, value, log2_value, tol: float) -> 
 
 @pytest.mark.parametrize("vector", _load())
 def test_theory_vector_against_theory(vector):
-    try:
-        got = evaluate_theory_vector(vector)
-    except NotImplementedError as exc:
-        from reference_adapters import PENDING_FORMULA_IDS
-
-        assert vector["formula_id"] in PENDING_FORMULA_IDS, exc
-        pytest.xfail(f"mechanism formula not implemented yet: {exc}")
+    got = evaluate_theory_vector(vector)
     stated = vector.get("tolerance")
     for name, spec in vector["outputs"].items():
         tol = float(stated) if stated is not None else (

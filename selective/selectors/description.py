@@ -1,0 +1,340 @@
+r"""Description-length selectors: the output takes at most N values (THEORY.md 2.5, 5.6).
+
+Each returns a :class:`~selective.selectors.base.Selection` whose certificate is
+``DescriptionLength(N)`` with N fixed by the selector's parameters, never by the data:
+max-information :math:`\log_2(N/\beta)` bits for every distribution (DFHPRR Thm 17 [NIPS Thm 6]).
+
+Outcome counts [THEORY.md 2.5]: choice from a declared set, |set|; ordered top-k, m!/(m-k)!;
+SparseValidate(m, B), :math:`\sum_{j\le B}\binom mj`; b-bit answers, :math:`2^b` each;
+lasso support of size at most s, :math:`\sum_{j\le s}\binom pj` (times :math:`2^j` with signs);
+forward stepwise path of s steps, p!/(p-s)!.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_int, check_positive, check_real
+from ..accounting.certificates import DescriptionLength
+from ..exceptions import BudgetExhausted
+from ..mechanisms.reuse import SparseValidateEll, sparsevalidate_ell, sparsevalidate_n_outcomes
+from .base import Selection
+from .dp import as_score_series
+from .scores import candidate_scores
+
+__all__ = [
+    "candidate_scores",
+    "FiniteChoice",
+    "OrderedTopK",
+    "SparseValidate",
+    "QuantizedAnswer",
+    "LassoSupport",
+    "ForwardStepwise",
+    "n_ordered_topk",
+    "n_supports",
+]
+
+
+def n_ordered_topk(m: int, k: int) -> int:
+    """m!/(m-k)!: ordered choices of k among m."""
+    return math.perm(check_int("m", m, low=1), check_int("k", k, low=0, high=m))
+
+
+def n_supports(p: int, s: int, *, signs: bool = False) -> int:
+    r""":math:`\sum_{j\le s}\binom pj` supports of size at most s (times :math:`2^j` with signs)."""
+    pp = check_int("p", p, low=1)
+    ss = check_int("s", s, low=0, high=pp)
+    return sum(math.comb(pp, j) * (2**j if signs else 1) for j in range(ss + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class FiniteChoice:
+    """A user function picks one element of a finite candidate set declared in advance.
+
+    Certificate ``DescriptionLength(len(candidates))``. The function's result is checked to be
+    one of the candidates (anything else raises: it would void the certificate).
+    """
+
+    candidates: tuple
+    choose: Callable[[pd.DataFrame], Any]
+    label: str = "finite choice"
+
+    def __post_init__(self) -> None:
+        cands = tuple(self.candidates)
+        if len(cands) == 0:
+            raise ValueError("`candidates` must hold at least one candidate; got none.")
+        if len(set(map(repr, cands))) != len(cands):
+            raise ValueError("`candidates` must be distinct.")
+        if not callable(self.choose):
+            raise TypeError(f"`choose` must be callable; got {self.choose!r}.")
+        object.__setattr__(self, "candidates", cands)
+
+    def certificate(self) -> DescriptionLength:
+        return DescriptionLength(len(self.candidates))
+
+    def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
+        picked = self.choose(data)
+        if not any(picked is c or _equal(picked, c) for c in self.candidates):
+            raise ValueError(f"`choose` returned {picked!r}, which is not among the declared candidates.")
+        return Selection(value=picked, certificate=self.certificate(), label=self.label,
+                         details={"n_candidates": len(self.candidates)})
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class OrderedTopK:
+    """The k candidates with the largest scores, in score order (ties: earlier candidate first).
+
+    Certificate ``DescriptionLength(m!/(m-k)!)`` (m = number of scores).
+    """
+
+    k: int
+    score: Callable[[pd.DataFrame], pd.Series]
+    label: str = "ordered top-k"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "k", check_int("k", self.k, low=1))
+        if not callable(self.score):
+            raise TypeError(f"`score` must be callable; got {self.score!r}.")
+
+    def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
+        s = as_score_series(self.score(data), "score")
+        m = len(s)
+        if self.k > m:
+            raise ValueError(f"`k` must be at most the number of candidates ({m}); got {self.k}.")
+        order = np.argsort(-s.to_numpy(), kind="stable")[: self.k]
+        chosen = tuple(s.index[i] for i in order)
+        return Selection(value=chosen, certificate=DescriptionLength(n_ordered_topk(m, self.k)), label=self.label,
+                         details={"n_candidates": m, "k": self.k})
+
+
+class SparseValidate:
+    r"""SparseValidate(m, B) (DFHPRR Thm 27 [NIPS Thm 10]; THEORY.md 5.6).
+
+    Answers up to m adaptively chosen binary queries ψ: holdout DataFrame -> {0, 1}, of which
+    at most B may be 1; after the B-th one, or the m-th query, :meth:`validate` raises
+    :class:`BudgetExhausted`. The i-th query satisfies :math:`P[\psi_i(S)=1]\le\ell_i\beta_i`
+    with :meth:`ell` (exact count :math:`\sum_{j\le\min(i-1,B)}\binom{i-1}j`). The whole
+    transcript has certificate ``DescriptionLength(sum_{j<=B} C(m, j))``.
+    """
+
+    __slots__ = ("__holdout", "_m", "_budget", "_n_queries", "_n_ones")
+
+    def __init__(self, holdout: pd.DataFrame, *, m: int, budget: int) -> None:
+        if not isinstance(holdout, pd.DataFrame):
+            raise TypeError(f"`holdout` must be a pandas DataFrame; got {type(holdout).__name__}.")
+        self.__holdout = holdout
+        self._m = check_int("m", m, low=1)
+        self._budget = check_int("budget", budget, low=0, high=self._m)
+        self._n_queries = 0
+        self._n_ones = 0
+
+    def __repr__(self) -> str:
+        return f"SparseValidate(m={self._m}, budget={self._budget}, n_queries={self._n_queries}, n_ones={self._n_ones})"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("SparseValidate objects cannot be pickled (the holdout must stay behind the mechanism).")
+
+    @property
+    def n_queries(self) -> int:
+        return self._n_queries
+
+    @property
+    def n_ones(self) -> int:
+        return self._n_ones
+
+    def certificate(self) -> DescriptionLength:
+        return DescriptionLength(sparsevalidate_n_outcomes(self._m, self._budget))
+
+    def ell(self, i: int) -> SparseValidateEll:
+        """:math:`\\ell_i` for the i-th query (1-based)."""
+        return sparsevalidate_ell(i, self._budget, self._m)
+
+    def validate(self, psi: Callable[[pd.DataFrame], Any]) -> bool:
+        """Run the binary query ψ on the holdout; count it against the budgets."""
+        if not callable(psi):
+            raise TypeError(f"`psi` must be callable; got {psi!r}.")
+        if self._n_queries >= self._m:
+            raise BudgetExhausted(f"SparseValidate has answered its m = {self._m} queries.")
+        if self._n_ones >= self._budget:
+            raise BudgetExhausted(f"SparseValidate has answered its B = {self._budget} queries with 1.")
+        out = psi(self.__holdout)
+        if isinstance(out, (bool, np.bool_)) or (isinstance(out, (int, np.integer)) and out in (0, 1)):
+            bit = bool(out)
+        else:
+            raise ValueError(f"`psi` must return a bit (True/False or 0/1); got {out!r}.")
+        self._n_queries += 1
+        self._n_ones += bit
+        return bit
+
+
+@dataclass(frozen=True, slots=True)
+class QuantizedAnswer:
+    """A statistic in [low, high] reported with ``bits`` bits per coordinate.
+
+    The value is clipped to [low, high] and mapped to the midpoint of one of 2^bits equal cells.
+    Certificate ``DescriptionLength(2**(bits * n_values))``; ``n_values`` (the length of the
+    statistic, 1 for a scalar) is declared so the certificate does not depend on the data.
+    """
+
+    statistic: Callable[[pd.DataFrame], Any]
+    bits: int
+    low: float
+    high: float
+    n_values: int = 1
+    label: str = "quantized answer"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bits", check_int("bits", self.bits, low=1, high=64))
+        object.__setattr__(self, "low", check_real("low", self.low))
+        object.__setattr__(self, "high", check_real("high", self.high))
+        if not self.high > self.low:
+            raise ValueError(f"`high` must be larger than `low` ({self.low!r}); got {self.high!r}.")
+        object.__setattr__(self, "n_values", check_int("n_values", self.n_values, low=1))
+
+    def certificate(self) -> DescriptionLength:
+        return DescriptionLength(2 ** (self.bits * self.n_values))
+
+    def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
+        raw = np.asarray(self.statistic(data), dtype=np.float64).ravel()
+        if raw.size != self.n_values:
+            raise ValueError(f"`statistic` must return {self.n_values} value(s); got {raw.size}.")
+        if not np.all(np.isfinite(raw)):
+            raise ValueError("`statistic` returned a NaN or infinite value; it must be finite.")
+        cells = 2**self.bits
+        width = (self.high - self.low) / cells
+        idx = np.clip(np.floor((np.clip(raw, self.low, self.high) - self.low) / width), 0, cells - 1)
+        vals = self.low + (idx + 0.5) * width
+        value: Any = float(vals[0]) if self.n_values == 1 else tuple(float(v) for v in vals)
+        return Selection(value=value, certificate=self.certificate(), label=self.label,
+                         details={"bits": self.bits, "low": self.low, "high": self.high})
+
+
+def _design(data: pd.DataFrame, target: Any, features: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, list]:
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+    if target not in data.columns:
+        raise KeyError(f"`target` {target!r} is not a column of `data`.")
+    feats = [c for c in data.columns if c != target] if features is None else list(features)
+    x = data[feats].to_numpy(dtype=np.float64)
+    y = data[target].to_numpy(dtype=np.float64)
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("`data` must not contain NaN or infinite values in the target or features.")
+    return x, y, feats
+
+
+@dataclass(frozen=True, slots=True)
+class LassoSupport:
+    r"""Support of the lasso at a fixed λ, at most ``max_size`` variables among ``n_features``.
+
+    Solves :math:`\min_b \frac1{2n}\|y-a-Xb\|^2+\frac{\lambda}{n}\|b\|_1` (the objective
+    :math:`\frac12\|y-Xb\|^2+\lambda\|b\|_1` of R selectiveInference) with
+    ``sklearn.linear_model.Lasso(alpha=lam/n, tol=tol, max_iter=max_iter)`` and an unpenalised
+    intercept; a coefficient counts as selected when ``|b_j| > coef_tol``. If more than
+    ``max_size`` are selected, the ``max_size`` largest in absolute value are kept (a fixed rule,
+    so the outcome count holds). Certificate ``DescriptionLength(sum_{j<=s} C(p, j) [2^j])``.
+
+    ``features`` must be declared (its length p fixes the certificate).
+    """
+
+    target: Any
+    features: tuple
+    lam: float
+    max_size: int
+    signs: bool = False
+    tol: float = 1e-10
+    coef_tol: float = 1e-8
+    max_iter: int = 100_000
+    label: str = "lasso support"
+
+    def __post_init__(self) -> None:
+        feats = tuple(self.features)
+        if len(feats) == 0:
+            raise ValueError("`features` must list at least one column.")
+        object.__setattr__(self, "features", feats)
+        object.__setattr__(self, "lam", check_positive("lam", self.lam))
+        object.__setattr__(self, "max_size", check_int("max_size", self.max_size, low=0, high=len(feats)))
+        object.__setattr__(self, "tol", check_positive("tol", self.tol))
+        object.__setattr__(self, "coef_tol", check_positive("coef_tol", self.coef_tol, allow_zero=True))
+
+    def certificate(self) -> DescriptionLength:
+        return DescriptionLength(n_supports(len(self.features), self.max_size, signs=self.signs))
+
+    def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
+        from sklearn.linear_model import Lasso
+
+        x, y, feats = _design(data, self.target, self.features)
+        n = x.shape[0]
+        model = Lasso(alpha=self.lam / n, fit_intercept=True, tol=self.tol, max_iter=self.max_iter)
+        model.fit(x, y)
+        coef = model.coef_
+        active = np.flatnonzero(np.abs(coef) > self.coef_tol)
+        if active.size > self.max_size:
+            keep = np.argsort(-np.abs(coef[active]), kind="stable")[: self.max_size]
+            active = np.sort(active[keep])
+        if self.signs:
+            value: Any = tuple((feats[j], int(np.sign(coef[j]))) for j in active)
+        else:
+            value = tuple(feats[j] for j in active)
+        return Selection(value=value, certificate=self.certificate(), label=self.label,
+                         details={"lam": self.lam, "max_size": self.max_size, "n_features": len(feats),
+                                  "solver": f"sklearn Lasso(alpha=lam/n, tol={self.tol})"})
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardStepwise:
+    """Forward stepwise regression path of ``steps`` steps (with intercept), ordered.
+
+    At each step adds the feature whose inclusion most reduces the residual sum of squares
+    (largest squared partial correlation with the current residual; ties to the earlier
+    feature). Certificate ``DescriptionLength(p!/(p-s)!)``.
+    """
+
+    target: Any
+    features: tuple
+    steps: int
+    label: str = "forward stepwise"
+
+    def __post_init__(self) -> None:
+        feats = tuple(self.features)
+        if len(feats) == 0:
+            raise ValueError("`features` must list at least one column.")
+        object.__setattr__(self, "features", feats)
+        object.__setattr__(self, "steps", check_int("steps", self.steps, low=1, high=len(feats)))
+
+    def certificate(self) -> DescriptionLength:
+        return DescriptionLength(n_ordered_topk(len(self.features), self.steps))
+
+    def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
+        x, y, feats = _design(data, self.target, self.features)
+        xc = x - x.mean(axis=0)
+        r = y - y.mean()
+        path: list[int] = []
+        basis = np.zeros((x.shape[0], 0))
+        for _ in range(self.steps):
+            xp = xc - basis @ (basis.T @ xc)
+            norms = np.einsum("ij,ij->j", xp, xp)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gain = (xp.T @ r) ** 2 / norms
+            gain[norms <= 1e-12 * max(1.0, float(norms.max(initial=0.0)))] = -np.inf
+            gain[path] = -np.inf
+            j = int(np.argmax(gain))
+            if not np.isfinite(gain[j]):
+                raise ValueError("forward stepwise: no remaining feature is linearly independent of the path.")
+            q = xp[:, j] / math.sqrt(norms[j])
+            basis = np.column_stack([basis, q])
+            r = r - q * (q @ r)
+            path.append(j)
+        return Selection(value=tuple(feats[j] for j in path), certificate=self.certificate(), label=self.label,
+                         details={"steps": self.steps, "n_features": len(feats)})

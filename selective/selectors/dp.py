@@ -1,0 +1,173 @@
+r"""Differentially private selectors: noisy statistics and sparse-vector screening.
+
+Each selector is a frozen dataclass whose certificate depends on its parameters only
+(THEORY.md 5.8). Sensitivities are declared by the user for replace-one neighbours
+(THEORY.md 0.4); the selector cannot check them, so they are part of the contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice, check_int, check_positive, check_real, check_rng
+from ..accounting.certificates import ZCDP, PureDP
+from ..mechanisms.gaussian import gaussian_mechanism
+from ..mechanisms.laplace import laplace_mechanism
+from ..mechanisms.sparse_vector import Sparse
+from .base import Selection
+
+__all__ = ["NoisyStatistic", "SparseVectorScreen", "as_score_series"]
+
+
+def as_score_series(scores: Any, name: str = "score") -> pd.Series:
+    """Turn a score function's output into a float Series; NaN or infinite scores raise."""
+    if isinstance(scores, pd.Series):
+        s = scores.astype(np.float64)
+    else:
+        arr = np.asarray(scores, dtype=np.float64)
+        if arr.ndim != 1:
+            raise TypeError(f"`{name}` must return a pandas Series or a 1-d array; got shape {arr.shape}.")
+        s = pd.Series(arr)
+    bad = ~np.isfinite(s.to_numpy())
+    if bad.any():
+        label = s.index[np.flatnonzero(bad)[0]]
+        raise ValueError(f"`{name}` returned a NaN or infinite score for candidate {label!r}; scores must be finite.")
+    if s.index.has_duplicates:
+        raise ValueError(f"`{name}` returned duplicate candidate labels.")
+    return s
+
+
+@dataclass(frozen=True, slots=True)
+class NoisyStatistic:
+    r"""Release a statistic of the data with exact Laplace or discrete Gaussian noise.
+
+    Parameters
+    ----------
+    statistic : callable DataFrame -> float, array or Series
+        The statistic (e.g. a vector of column means).
+    sensitivity : float
+        Declared sensitivity under replace-one neighbours: l1 for Laplace, l2 for Gaussian
+        (a mean of a [0, 1]-valued column over n rows has 1/n).
+    epsilon : float, optional
+        ε > 0 (nats) for ``noise="laplace"``: certificate ``PureDP(epsilon)``.
+    rho : float, optional
+        ρ > 0 (nats) for ``noise="gaussian"``: certificate ``ZCDP(rho)``.
+    noise : {"laplace", "gaussian"}
+    integer : bool
+        The statistic is integer-valued (counts) with an integer sensitivity: noise is added on
+        the integers directly. Otherwise the statistic is rounded to a fine power-of-two grid
+        (see :mod:`selective.mechanisms.laplace`).
+    label : str
+
+    Notes
+    -----
+    Laplace: Dwork and Roth (2014), Theorem 3.6, realised with the discrete Laplace of Canonne,
+    Kamath and Steinke (2020). Gaussian: discrete Gaussian, :math:`\Delta^2/(2\sigma^2)`-zCDP
+    (CKS 2020; THEORY.md 5.2).
+    """
+
+    statistic: Callable[[pd.DataFrame], Any]
+    sensitivity: float
+    epsilon: float | None = None
+    rho: float | None = None
+    noise: str = "laplace"
+    integer: bool = False
+    label: str = "noisy statistic"
+
+    def __post_init__(self) -> None:
+        check_choice("noise", self.noise, ("laplace", "gaussian"))
+        if not callable(self.statistic):
+            raise TypeError(f"`statistic` must be callable; got {self.statistic!r}.")
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        if self.noise == "laplace":
+            if self.epsilon is None or self.rho is not None:
+                raise ValueError("noise='laplace' needs `epsilon` (and no `rho`).")
+            object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        else:
+            if self.rho is None or self.epsilon is not None:
+                raise ValueError("noise='gaussian' needs `rho` (and no `epsilon`).")
+            object.__setattr__(self, "rho", check_positive("rho", self.rho))
+
+    def certificate(self) -> PureDP | ZCDP:
+        """``PureDP(epsilon)`` (Laplace) or ``ZCDP(rho)`` (Gaussian)."""
+        return PureDP(self.epsilon) if self.noise == "laplace" else ZCDP(self.rho)
+
+    def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
+        """Compute the statistic and return it with noise; the un-noised value is not kept."""
+        rng = check_rng(rng)
+        raw = self.statistic(data)
+        index = raw.index if isinstance(raw, pd.Series) else None
+        arr = np.asarray(raw, dtype=np.float64)
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("`statistic` returned a NaN or infinite value; it must be finite.")
+        if self.integer:
+            if not np.all(arr == np.rint(arr)):
+                raise ValueError("`statistic` must return integers when `integer=True`.")
+            arr = arr.astype(np.int64)
+        if self.noise == "laplace":
+            rel = laplace_mechanism(arr, sensitivity=self.sensitivity, epsilon=self.epsilon, rng=rng,
+                                    integer=self.integer)
+        else:
+            rel = gaussian_mechanism(arr, sensitivity=self.sensitivity, rho=self.rho, rng=rng, integer=self.integer)
+        values: Any = rel.values
+        if index is not None:
+            values = pd.Series(values, index=index, name="noisy")
+        elif values.ndim == 0:
+            values = values.item()
+        details = {"noise": self.noise, "sensitivity": self.sensitivity, "grid_unit": rel.unit}
+        return Selection(value=values, certificate=rel.certificate, label=self.label, details=details)
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVectorScreen:
+    r"""All candidates whose noisy score crosses a threshold, at most ``max_selected`` of them.
+
+    Runs Sparse (Dwork and Roth 2014, Algorithm 2) over the candidates in the order of the
+    score Series, with c = ``max_selected``; stops at the c-th crossing. Certificate
+    ``PureDP(epsilon)`` whatever the number of candidates.
+
+    Parameters
+    ----------
+    score : callable DataFrame -> pandas.Series
+        One score per candidate (finite), each of sensitivity ``sensitivity``.
+    threshold : float
+    epsilon : float
+        ε > 0, nats.
+    sensitivity : float
+        Δ > 0 of every score (replace-one neighbours).
+    max_selected : int
+        c >= 1.
+    label : str
+    """
+
+    score: Callable[[pd.DataFrame], pd.Series]
+    threshold: float
+    epsilon: float
+    sensitivity: float
+    max_selected: int
+    label: str = "sparse vector screen"
+
+    def __post_init__(self) -> None:
+        if not callable(self.score):
+            raise TypeError(f"`score` must be callable; got {self.score!r}.")
+        object.__setattr__(self, "threshold", check_real("threshold", self.threshold))
+        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        object.__setattr__(self, "max_selected", check_int("max_selected", self.max_selected, low=1))
+
+    def certificate(self) -> PureDP:
+        """``PureDP(epsilon)``."""
+        return PureDP(self.epsilon)
+
+    def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
+        rng = check_rng(rng)
+        scores = as_score_series(self.score(data), "score")
+        sv = Sparse(self.threshold, epsilon=self.epsilon, sensitivity=self.sensitivity, c=self.max_selected, rng=rng)
+        hits = sv.screen(scores.to_numpy())
+        chosen = [scores.index[i] for i in hits]
+        details = {"n_candidates": len(scores), "threshold": self.threshold, "max_selected": self.max_selected}
+        return Selection(value=tuple(chosen), certificate=sv.certificate(), label=self.label, details=details)

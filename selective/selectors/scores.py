@@ -1,0 +1,111 @@
+"""Candidate scores for many columns in one vectorised pass.
+
+``candidate_scores`` is what score functions of selectors usually wrap: column means,
+correlations with a target, t statistics. It never loops over columns in Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_choice
+
+__all__ = ["candidate_scores"]
+
+_CHUNK_ROWS = 65_536
+
+
+def _matrix(data: pd.DataFrame, candidates: Sequence[Any]) -> np.ndarray:
+    cols = list(candidates)
+    missing = [c for c in cols if c not in data.columns]
+    if missing:
+        raise KeyError(f"`candidates` not found among the columns of `data`: {missing[:5]!r}.")
+    if cols == list(data.columns):
+        x = data.to_numpy(copy=False)
+    else:
+        x = data[cols].to_numpy(copy=False)
+    if x.dtype.kind not in "iufb":
+        raise TypeError(f"candidate columns must be numeric; got dtype {x.dtype}.")
+    return x
+
+
+def _moments(x: np.ndarray, y: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Column sums, sums of squares and cross products with y (float64, row chunks)."""
+    p = x.shape[1]
+    s = np.zeros(p)
+    ss = np.zeros(p)
+    sxy = np.zeros(p) if y is not None else None
+    for start in range(0, x.shape[0], _CHUNK_ROWS):
+        xc = np.asarray(x[start:start + _CHUNK_ROWS], dtype=np.float64)
+        s += xc.sum(axis=0)
+        ss += np.einsum("ij,ij->j", xc, xc)
+        if y is not None:
+            sxy += y[start:start + _CHUNK_ROWS] @ xc
+    return s, ss, sxy
+
+
+def candidate_scores(data: pd.DataFrame, candidates: Sequence[Any] | None = None, target: Any = None,
+                     kind: str = "mean") -> pd.Series:
+    r"""Scores of many candidate columns, computed in one vectorised pass.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+    candidates : sequence of column labels, optional
+        Default: every column except ``target``.
+    target : column label or array_like, optional
+        Needed for ``kind="corr"``; for ``kind="t"`` it switches from the one-sample t of the
+        column mean to the t statistic of the correlation with the target.
+    kind : {"mean", "corr", "t"}
+        "mean": column means. "corr": Pearson correlation with ``target``. "t": without target
+        :math:`\bar x/(s/\sqrt n)`; with target :math:`r\sqrt{n-2}/\sqrt{1-r^2}`.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by candidate, float64. Constant columns give NaN for "corr" and "t" (selectors
+        refuse NaN scores).
+    """
+    check_choice("kind", kind, ("mean", "corr", "t"))
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+    y = None
+    if target is not None:
+        if isinstance(target, (str, int)) and not isinstance(target, bool) and target in data.columns:
+            y = data[target].to_numpy(dtype=np.float64)
+            default = [c for c in data.columns if c != target]
+        else:
+            y = np.asarray(target, dtype=np.float64)
+            default = list(data.columns)
+        if y.shape != (len(data),):
+            raise ValueError(f"`target` must have one value per row ({len(data)}); got shape {y.shape}.")
+    else:
+        default = list(data.columns)
+    if kind == "corr" and y is None:
+        raise ValueError("`target` is required for kind='corr'.")
+    cands = default if candidates is None else list(candidates)
+    x = _matrix(data, cands)
+    n = x.shape[0]
+    if n < 2:
+        raise ValueError(f"`data` must have at least 2 rows; got {n}.")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "mean":
+            values = np.mean(x, axis=0, dtype=np.float64)
+        elif y is None:  # one-sample t
+            s, ss, _ = _moments(x, None)
+            mean = s / n
+            var = np.maximum(ss - n * mean * mean, 0.0) / (n - 1)
+            values = mean / np.sqrt(var / n)
+        else:
+            yc = y - y.mean()
+            s, ss, sxy = _moments(x, yc)
+            mean = s / n
+            sxx = np.maximum(ss - n * mean * mean, 0.0)
+            syy = float(yc @ yc)
+            r = sxy / np.sqrt(sxx * syy)
+            r = np.clip(r, -1.0, 1.0)
+            values = r if kind == "corr" else r * np.sqrt(n - 2) / np.sqrt(1.0 - r * r)
+    return pd.Series(np.asarray(values, dtype=np.float64), index=pd.Index(cands), name=kind)

@@ -1,0 +1,245 @@
+r"""Thresholdout: the reusable holdout (DFHPRR Fig. 1, Lemma 23, Thm 25 [NIPS Thm 9]; THEORY.md 5.5).
+
+:class:`Thresholdout` is the analysed algorithm: Laplace noise Lap(2σ) on the threshold
+(refreshed after every over-threshold answer), Lap(4σ) on each comparison, Lap(σ) on each
+released holdout answer, and a budget B of over-threshold answers. Noise is exact discrete
+Laplace on an integer-scaled holdout sum: H = rint(2^20 * sum(φ(x))) over the holdout, the
+floating-point sum rounded to a grid of 2^-20. Replacing one row moves the exact sum by at most
+1 and the floating-point sum by at most a further 2 γ_{n-1} n (γ_k = k u/(1 - k u),
+u = 2^-53, any summation order), so H has integer sensitivity
+Δ_H = 2^20 + 1 + ceil(2^21 γ_{n-1} n), a data-independent bound (Δ_H/2^20 - 1 < 1e-4 for
+n <= 10^6). Noise of scales 2σ n Δ_H, 4σ n Δ_H and σ n Δ_H in units of H gives exactly the
+analysed privacy; the answers are (H + ξ)/(n 2^20).
+The certificate is ``PureDP(2B/(σ n))`` with respect to the holdout (the training set is
+public).
+
+:class:`ThresholdoutExperiment` is the variant of the paper's experiments (Gaussian noise, no
+certificate).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_int, check_positive, check_real, check_rng
+from ..accounting.certificates import PureDP
+from ..exceptions import BudgetExhausted, NoBoundError
+from ..mechanisms.reuse import (
+    ThresholdoutParameters,
+    ThresholdoutPrivacy,
+    thresholdout_parameters,
+    thresholdout_privacy,
+)
+from ..mechanisms.samplers import _discrete_laplace_array, fraction_at_least
+
+__all__ = [
+    "Thresholdout",
+    "ThresholdoutExperiment",
+    "ThresholdoutParameters",
+    "ThresholdoutPrivacy",
+    "thresholdout_parameters",
+    "thresholdout_privacy",
+]
+
+_QUANT_BITS = 20
+_Q = 2**_QUANT_BITS
+_ONE_BITS = int(np.array(1.0).view(np.uint64))
+
+
+def _check_frame(name: str, df: Any) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"`{name}` must be a pandas DataFrame; got {type(df).__name__}.")
+    if len(df) == 0:
+        raise ValueError(f"`{name}` must have at least one row; got 0.")
+    return df
+
+
+def _evaluate(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame, which: str) -> np.ndarray:
+    """phi(rows) as a float array, validated to hold one value in [0, 1] per row."""
+    vals = np.asarray(phi(rows), dtype=np.float64).ravel()
+    if vals.shape[0] != len(rows):
+        raise ValueError(f"`phi` must return one value per row ({len(rows)} on the {which} set); got {vals.shape[0]}.")
+    vals = np.ascontiguousarray(vals)
+    # one pass: the IEEE-754 bit patterns of +0.0 ... 1.0 are exactly the integers 0 ... _ONE_BITS;
+    # negatives (sign bit), values above 1, infinities and NaN all lie above as unsigned integers
+    if vals.size and int(vals.view(np.uint64).max()) > _ONE_BITS:
+        ok = (vals >= 0.0) & (vals <= 1.0)  # slow path: also accepts -0.0
+        if not ok.all():
+            bad = float(vals[~ok][0])
+            raise ValueError(f"`phi` must map every row into [0, 1]; got {bad!r} on the {which} set.")
+    return vals
+
+
+class Thresholdout:
+    r"""The reusable holdout of Dwork et al. (2015), exactly as analysed.
+
+    Parameters
+    ----------
+    train : pandas.DataFrame
+        Training set S_t (public to the analyst).
+    holdout : pandas.DataFrame
+        Holdout S_h (n rows); only reachable through :meth:`query`.
+    threshold : float
+        T > 0 (on the scale of means in [0, 1]).
+    sigma : float
+        Noise rate σ > 0.
+    budget : int
+        B >= 1: number of over-threshold answers before :class:`BudgetExhausted`.
+    rng : numpy.random.Generator or seed, optional
+    one_sided : bool
+        Test :math:`E_{S_h}-E_{S_t}>\hat T+\eta` only (Remark 26).
+
+    Notes
+    -----
+    For each query φ: draw η ~ Lap(4σ); if :math:`|E_{S_h}[\phi]-E_{S_t}[\phi]|>\hat T+\eta`
+    answer :math:`E_{S_h}[\phi]+\xi`, ξ ~ Lap(σ), use one unit of budget and redraw
+    :math:`\hat T=T+\mathrm{Lap}(2\sigma)`; else answer :math:`E_{S_t}[\phi]`.
+    Privacy (Lemma 23): ``PureDP(2B/(sigma n))`` on the holdout. Use
+    :func:`thresholdout_parameters` for the T and σ of Theorem 25.
+    """
+
+    __slots__ = ("__train", "__holdout", "_threshold", "_sigma", "_budget", "_remaining", "_rng", "_one_sided",
+                 "_n", "_sens", "_gamma_scale", "_eta_scale", "_xi_scale", "_gamma", "_n_queries")
+
+    def __init__(self, train: pd.DataFrame, holdout: pd.DataFrame, *, threshold: float, sigma: float, budget: int,
+                 rng: Any = None, one_sided: bool = False) -> None:
+        self.__train = _check_frame("train", train)
+        self.__holdout = _check_frame("holdout", holdout)
+        self._threshold = check_positive("threshold", threshold)
+        self._sigma = check_positive("sigma", sigma)
+        self._budget = check_int("budget", budget, low=1)
+        self._remaining = self._budget
+        self._rng = check_rng(rng)
+        self._one_sided = bool(one_sided)
+        self._n = len(holdout)
+        n = self._n
+        u = Fraction(1, 2**53)
+        gamma = (n - 1) * u / (1 - (n - 1) * u)
+        self._sens = _Q + 1 + math.ceil(2 * _Q * gamma * n)  # integer sensitivity of H
+        unit = Fraction(self._sigma) * n * self._sens  # σ on the mean scale, in units of H
+        self._gamma_scale = fraction_at_least(2 * unit)
+        self._eta_scale = fraction_at_least(4 * unit)
+        self._xi_scale = fraction_at_least(unit)
+        self._gamma = self._draw(self._gamma_scale)
+        self._n_queries = 0
+
+    def __repr__(self) -> str:
+        return (f"Thresholdout(n_holdout={self._n}, threshold={self._threshold!r}, sigma={self._sigma!r}, "
+                f"budget={self._budget}, remaining={self._remaining}, n_queries={self._n_queries})")
+
+    def __reduce__(self) -> Any:
+        raise TypeError("Thresholdout objects cannot be pickled (the holdout must stay behind the mechanism).")
+
+    def _draw(self, scale: Fraction) -> int:
+        return int(_discrete_laplace_array(scale.numerator, scale.denominator, 1, self._rng)[0])
+
+    @property
+    def budget_remaining(self) -> int:
+        """Over-threshold answers still available."""
+        return self._remaining
+
+    @property
+    def n_queries(self) -> int:
+        return self._n_queries
+
+    @property
+    def n_holdout(self) -> int:
+        return self._n
+
+    def certificate(self) -> PureDP:
+        """``PureDP(2 B / (sigma n))`` with respect to the holdout (DFHPRR Lemma 23)."""
+        return PureDP(2.0 * self._budget / (self._sigma * self._n))
+
+    def query(self, phi: Callable[[pd.DataFrame], Any]) -> float:
+        """Answer the statistical query φ: rows -> [0, 1] (an estimate of its expectation).
+
+        Raises
+        ------
+        BudgetExhausted
+            When the B over-threshold answers have been used.
+        ValueError
+            When φ returns a value outside [0, 1] (or NaN) on either set.
+        """
+        if not callable(phi):
+            raise TypeError(f"`phi` must be callable; got {phi!r}.")
+        if self._remaining < 1:
+            raise BudgetExhausted(f"Thresholdout has used its budget of B = {self._budget} over-threshold answers.")
+        train_vals = _evaluate(phi, self.__train, "training")
+        hold_vals = _evaluate(phi, self.__holdout, "holdout")
+        self._n_queries += 1
+        train_mean = float(train_vals.mean())
+        nq = self._n * _Q
+        hold_sum = int(np.rint(float(hold_vals.sum()) * _Q))  # H: integer, sensitivity self._sens
+        eta = self._draw(self._eta_scale)
+        gap = Fraction(hold_sum) - Fraction(train_mean) * nq
+        if not self._one_sided:
+            gap = abs(gap)
+        if gap > Fraction(self._threshold) * nq + self._gamma + eta:
+            xi = self._draw(self._xi_scale)
+            self._remaining -= 1
+            self._gamma = self._draw(self._gamma_scale)
+            return (hold_sum + xi) / nq
+        return train_mean
+
+
+class ThresholdoutExperiment:
+    r"""EXPERIMENT VARIANT of Thresholdout with Gaussian noise. **No certificate.**
+
+    The paper's experiments (DFHPRR §5; THEORY.md 6.1) use Gaussian noise and small constants,
+    for which none of the guarantees apply (THEORY.md 7.11). Same structure as
+    :class:`Thresholdout` with N(0, (2σ)²) threshold noise (refreshed after each
+    over-threshold answer), N(0, (4σ)²) comparison noise and N(0, σ²) answer noise, numpy
+    floating-point samplers, and an optional budget (``None``: unlimited).
+    :meth:`certificate` raises :class:`~selective.exceptions.NoBoundError`.
+    """
+
+    __slots__ = ("__train", "__holdout", "_threshold", "_sigma", "_budget", "_remaining", "_rng", "_gamma",
+                 "_n_queries")
+
+    def __init__(self, train: pd.DataFrame, holdout: pd.DataFrame, *, threshold: float, sigma: float,
+                 budget: int | None = None, rng: Any = None) -> None:
+        self.__train = _check_frame("train", train)
+        self.__holdout = _check_frame("holdout", holdout)
+        self._threshold = check_real("threshold", threshold)
+        self._sigma = check_positive("sigma", sigma)
+        self._budget = None if budget is None else check_int("budget", budget, low=1)
+        self._remaining = math.inf if budget is None else self._budget
+        self._rng = check_rng(rng)
+        self._gamma = self._rng.normal(0.0, 2.0 * self._sigma)
+        self._n_queries = 0
+
+    def __repr__(self) -> str:
+        return (f"ThresholdoutExperiment(threshold={self._threshold!r}, sigma={self._sigma!r}, "
+                f"budget={self._budget}, n_queries={self._n_queries}; no certificate)")
+
+    def __reduce__(self) -> Any:
+        raise TypeError("ThresholdoutExperiment objects cannot be pickled.")
+
+    @property
+    def budget_remaining(self) -> float:
+        return self._remaining
+
+    def certificate(self) -> Any:
+        raise NoBoundError("ThresholdoutExperiment (Gaussian noise, experiment constants) has no certificate; "
+                           "use Thresholdout for a PureDP guarantee.")
+
+    def query(self, phi: Callable[[pd.DataFrame], Any]) -> float:
+        """Answer φ: rows -> [0, 1]; raises BudgetExhausted when a finite budget is used up."""
+        if not callable(phi):
+            raise TypeError(f"`phi` must be callable; got {phi!r}.")
+        if self._remaining < 1:
+            raise BudgetExhausted(f"ThresholdoutExperiment has used its budget of B = {self._budget}.")
+        train_mean = float(_evaluate(phi, self.__train, "training").mean())
+        hold_mean = float(_evaluate(phi, self.__holdout, "holdout").mean())
+        self._n_queries += 1
+        eta = self._rng.normal(0.0, 4.0 * self._sigma)
+        if abs(hold_mean - train_mean) > self._threshold + self._gamma + eta:
+            self._remaining -= 1
+            self._gamma = self._rng.normal(0.0, 2.0 * self._sigma)
+            return hold_mean + self._rng.normal(0.0, self._sigma)
+        return train_mean

@@ -1,0 +1,120 @@
+"""DP selectors: NoisyStatistic and SparseVectorScreen."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+from selective.accounting.certificates import ZCDP, PureDP
+from selective.selectors.base import Selection
+from selective.selectors.dp import NoisyStatistic, SparseVectorScreen
+from stats_helpers import FALSE_FAILURE_RATE
+
+
+def _assert_dp_counts(a: np.ndarray, b: np.ndarray, eps: float, false_failure_rate: float = FALSE_FAILURE_RATE) -> None:
+    """Empirical outcome counts of neighbours are compatible with eps-DP.
+
+    For each outcome, given its total count over both runs, the share of one run is Binomial
+    with probability at most e^eps/(1 + e^eps); one-sided exact tests, Bonferroni over both
+    directions and all outcomes, so the overall false-failure rate is ``false_failure_rate``.
+    """
+    bound = math.exp(eps) / (1 + math.exp(eps))
+    n_tests = 2 * len(a)
+    for x, y in ((a, b), (b, a)):
+        for i in range(len(a)):
+            if x[i] + y[i]:
+                p = scipy.stats.binomtest(int(x[i]), int(x[i] + y[i]), bound, alternative="greater").pvalue
+                assert p > false_failure_rate / n_tests, (i, x[i], y[i])
+
+
+D1 = pd.DataFrame({"a": [1, 1, 0, 0], "b": [0, 1, 0, 1], "c": [1, 1, 1, 0]})
+D2 = D1.copy()
+D2.iloc[0] = [0, 1, 1]  # replace one row
+
+
+class TestNoisyStatistic:
+    def test_laplace_certificate_and_value(self):
+        sel = NoisyStatistic(lambda d: d.mean(), sensitivity=1 / 4, epsilon=1.0).select(D1, rng=1)
+        assert isinstance(sel, Selection)
+        assert sel.certificate == PureDP(1.0)
+        assert list(sel.value.index) == ["a", "b", "c"]
+
+    def test_gaussian_certificate(self):
+        sel = NoisyStatistic(lambda d: float(d["a"].mean()), sensitivity=1 / 4, rho=0.5, noise="gaussian").select(D1, rng=2)
+        assert sel.certificate == ZCDP(0.5)
+        assert isinstance(sel.value, float)
+
+    def test_privacy_on_neighbours(self):
+        """Noisy count (sensitivity 1) on neighbouring 4-row datasets, outputs binned (post-processing).
+
+        20,000 runs per dataset; false-failure rate 1e-6.
+        """
+        eps = 1.0
+        sel = NoisyStatistic(lambda d: int(d["a"].sum()), sensitivity=1, epsilon=eps, integer=True)
+        bins = np.array([-np.inf, 0.5, 1.5, 2.5, 3.5, np.inf])
+
+        def outcomes(data, seed):
+            rng = np.random.default_rng(seed)
+            vals = np.array([sel.select(data, rng).value for _ in range(20_000)])
+            return np.histogram(vals, bins=bins)[0]
+
+        _assert_dp_counts(outcomes(D1, 3), outcomes(D2, 4), eps)
+
+    def test_nan_statistic_raises(self):
+        with pytest.raises(ValueError, match="`statistic` returned a NaN"):
+            NoisyStatistic(lambda d: float("nan"), sensitivity=1.0, epsilon=1.0).select(D1, rng=1)
+
+    def test_iv(self):
+        with pytest.raises(ValueError, match="`sensitivity` must be a finite positive"):
+            NoisyStatistic(lambda d: 0.0, sensitivity=0.0, epsilon=1.0)
+        with pytest.raises(ValueError, match="`epsilon` must be a finite positive"):
+            NoisyStatistic(lambda d: 0.0, sensitivity=1.0, epsilon=-1.0)
+        with pytest.raises(ValueError, match="noise='laplace' needs `epsilon`"):
+            NoisyStatistic(lambda d: 0.0, sensitivity=1.0)
+        with pytest.raises(ValueError, match="noise='gaussian' needs `rho`"):
+            NoisyStatistic(lambda d: 0.0, sensitivity=1.0, epsilon=1.0, noise="gaussian")
+        with pytest.raises(ValueError, match="`noise` must be one of 'laplace', 'gaussian'"):
+            NoisyStatistic(lambda d: 0.0, sensitivity=1.0, epsilon=1.0, noise="cauchy")
+
+
+class TestSparseVectorScreen:
+    def test_selects_clear_crossings_in_order(self):
+        scores = pd.Series([100.0, -100.0, 100.0, 100.0], index=list("wxyz"))
+        sel = SparseVectorScreen(lambda d: scores, threshold=0.0, epsilon=1.0, sensitivity=1.0, max_selected=2).select(D1, rng=5)
+        assert sel.value == ("w", "y")
+        assert sel.certificate == PureDP(1.0)
+
+    def test_privacy_on_neighbours(self):
+        """Column means (sensitivity 1/4) of neighbouring 4-row datasets; c = 1.
+
+        Outcomes: which candidate was selected, or none. 12,000 runs per dataset;
+        false-failure rate 1e-6.
+        """
+        eps = 1.0
+        means = {id(D1): D1.mean(), id(D2): D2.mean()}  # computed once: the test is about the noise
+        sel = SparseVectorScreen(lambda d: means[id(d)], threshold=0.5, epsilon=eps, sensitivity=0.25, max_selected=1)
+        labels = {(): 0, ("a",): 1, ("b",): 2, ("c",): 3}
+
+        def outcomes(data, seed):
+            rng = np.random.default_rng(seed)
+            return np.bincount([labels[sel.select(data, rng).value] for _ in range(12_000)], minlength=4)
+
+        _assert_dp_counts(outcomes(D1, 6), outcomes(D2, 7), eps)
+
+    def test_nan_scores_raise(self):
+        s = SparseVectorScreen(lambda d: pd.Series([1.0, np.nan], index=["p", "q"]), threshold=0.0, epsilon=1.0,
+                               sensitivity=1.0, max_selected=1)
+        with pytest.raises(ValueError, match="NaN or infinite score for candidate 'q'"):
+            s.select(D1, rng=1)
+
+    def test_iv(self):
+        with pytest.raises(ValueError, match="`max_selected` must be an integer >= 1"):
+            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=1.0, sensitivity=1.0, max_selected=0)
+        with pytest.raises(ValueError, match="`sensitivity` must be a finite positive"):
+            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=1.0, sensitivity=-1.0, max_selected=1)
+        with pytest.raises(ValueError, match="`epsilon` must be a finite positive"):
+            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=0.0, sensitivity=1.0, max_selected=1)

@@ -1,0 +1,137 @@
+"""Thresholdout (DFHPRR Fig. 1): budget, validation, hiding of the holdout, privacy sanity."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+from selective.accounting.certificates import PureDP
+from selective.exceptions import BudgetExhausted, NoBoundError
+from selective.selectors.thresholdout import Thresholdout, ThresholdoutExperiment, thresholdout_parameters
+from stats_helpers import FALSE_FAILURE_RATE
+
+RNG = np.random.default_rng(0)
+TRAIN = pd.DataFrame({"x": RNG.random(500)})
+HOLD = pd.DataFrame({"x": RNG.random(500)})
+SECRET = 0.123456789
+HOLD.iloc[0, 0] = SECRET
+
+
+def phi_x(d):
+    return d["x"].to_numpy()
+
+
+class TestThresholdout:
+    def test_answers_training_mean_below_threshold(self):
+        t = Thresholdout(TRAIN, HOLD, threshold=0.5, sigma=1e-4, budget=1, rng=1)
+        assert t.query(phi_x) == pytest.approx(TRAIN["x"].mean())
+        assert t.budget_remaining == 1
+
+    def test_budget_exhausted_after_b_over_threshold_answers(self):
+        shifted = pd.DataFrame({"x": np.clip(HOLD["x"] + 0.3, 0, 1)})
+        t = Thresholdout(TRAIN, shifted, threshold=0.01, sigma=1e-4, budget=2, rng=2)
+        a1 = t.query(phi_x)
+        assert a1 == pytest.approx(shifted["x"].mean(), abs=0.01)
+        t.query(phi_x)
+        assert t.budget_remaining == 0
+        with pytest.raises(BudgetExhausted, match="budget of B = 2"):
+            t.query(phi_x)
+
+    def test_certificate(self):
+        t = Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=0.01, budget=10, rng=3)
+        assert t.certificate() == PureDP(2 * 10 / (0.01 * 500))
+
+    def test_phi_outside_unit_interval_raises(self):
+        t = Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=0.01, budget=1, rng=4)
+        with pytest.raises(ValueError, match=r"`phi` must map every row into \[0, 1\]; got 2.0"):
+            t.query(lambda d: d["x"].to_numpy() * 0 + 2.0)
+        with pytest.raises(ValueError, match=r"`phi` must map every row into \[0, 1\]; got nan"):
+            t.query(lambda d: d["x"].to_numpy() * np.nan)
+        with pytest.raises(ValueError, match=r"`phi` must map every row into \[0, 1\]; got -inf"):
+            t.query(lambda d: np.where(d["x"].to_numpy() > 0.5, -np.inf, 0.5))
+        with pytest.raises(ValueError, match=r"got -1e-300 on the training set"):
+            t.query(lambda d: np.full(len(d), -1e-300))
+        assert t.query(lambda d: np.full(len(d), -0.0)) == 0.0  # negative zero is in [0, 1]
+        with pytest.raises(ValueError, match="one value per row"):
+            t.query(lambda d: np.array([0.5]))
+
+    def test_holdout_not_reachable_through_public_attributes_or_repr(self):
+        t = Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=0.01, budget=1, rng=5)
+        assert "0.1234" not in repr(t)
+        for name in dir(t):
+            if name.startswith("_"):
+                continue
+            assert not isinstance(getattr(t, name), (pd.DataFrame, pd.Series, np.ndarray)), name
+        assert not hasattr(t, "__dict__")
+        with pytest.raises(TypeError, match="cannot be pickled"):
+            pickle.dumps(t)
+
+    def test_iv(self):
+        with pytest.raises(ValueError, match="`sigma` must be a finite positive"):
+            Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=0.0, budget=1)
+        with pytest.raises(ValueError, match="`budget` must be an integer >= 1"):
+            Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=0.01, budget=0)
+        with pytest.raises(TypeError, match="`holdout` must be a pandas DataFrame"):
+            Thresholdout(TRAIN, HOLD.to_numpy(), threshold=0.04, sigma=0.01, budget=1)
+
+    def test_privacy_on_neighbouring_holdouts(self):
+        """Holdouts of 4 rows differing in one row; B = 1 and sigma = 0.5 give eps = 2B/(sigma n) = 1.
+
+        Outcome of one query, binned (post-processing): below threshold, or the noisy answer in
+        one of four bins. 8,000 runs per holdout; false-failure rate 1e-6.
+        """
+        train = pd.DataFrame({"x": [0.5, 0.5, 0.5, 0.5]})
+        h1 = pd.DataFrame({"x": [1.0, 1.0, 0.0, 1.0]})
+        h2 = pd.DataFrame({"x": [0.0, 1.0, 0.0, 1.0]})
+        eps = 2 * 1 / (0.5 * 4)
+        edges = np.array([-np.inf, 0.0, 0.5, 1.0, np.inf])
+
+        def outcomes(hold, seed):
+            rng = np.random.default_rng(seed)
+            counts = np.zeros(5, dtype=int)
+            for _ in range(8_000):
+                t = Thresholdout(train, hold, threshold=0.1, sigma=0.5, budget=1, rng=rng)
+                before = t.budget_remaining
+                a = t.query(phi_x)
+                if t.budget_remaining == before:
+                    counts[0] += 1
+                else:
+                    counts[1 + np.searchsorted(edges, a, side="right") - 1] += 1
+            return counts
+
+        a, b = outcomes(h1, 8), outcomes(h2, 9)
+        bound = math.exp(eps) / (1 + math.exp(eps))
+        for x, y in ((a, b), (b, a)):
+            for i in range(5):
+                if x[i] + y[i]:
+                    p = scipy.stats.binomtest(int(x[i]), int(x[i] + y[i]), bound, alternative="greater").pvalue
+                    assert p > FALSE_FAILURE_RATE / 10
+
+
+class TestThresholdoutExperiment:
+    def test_has_no_certificate(self):
+        t = ThresholdoutExperiment(TRAIN, HOLD, threshold=0.04, sigma=0.01, rng=1)
+        with pytest.raises(NoBoundError, match="no certificate"):
+            t.certificate()
+        assert 0.0 <= t.query(phi_x) <= 1.0
+
+    def test_finite_budget(self):
+        shifted = pd.DataFrame({"x": np.clip(HOLD["x"] + 0.3, 0, 1)})
+        t = ThresholdoutExperiment(TRAIN, shifted, threshold=0.01, sigma=1e-4, budget=1, rng=2)
+        t.query(phi_x)
+        with pytest.raises(BudgetExhausted):
+            t.query(phi_x)
+
+
+def test_thresholdout_parameters_theorem_25():
+    p = thresholdout_parameters(0.1, 0.05, 1000, 10)
+    assert p.threshold == pytest.approx(0.075)
+    assert p.sigma == pytest.approx(0.1 / (96 * math.log(4 * 1000 / 0.05)))
+    assert p.n_required == min(p.n0, p.n1)
+    with pytest.raises(ValueError, match=r"`budget` must be an integer in \[1, 1000\]"):
+        thresholdout_parameters(0.1, 0.05, 1000, 1001)
