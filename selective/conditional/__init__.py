@@ -6,26 +6,30 @@ Tibshirani 2016; Reid, Taylor & Tibshirani 2017; Loftus & Taylor 2015) in numpy/
 checked against R selectiveInference 1.2.5 on the reference cases.
 """
 
+from .groupfs import GroupStepwisePath, group_forward_stepwise, groupfs_inference
 from .lasso import KKTError, LassoFit, fixed_lasso_inference, solve_lasso
+from .many_means import many_means
 from .polyhedral import (TruncatedNormalResult, TruncationLimits, polyhedral_test,
                          truncated_normal_interval, truncated_normal_pivot,
                          truncated_normal_pvalue, truncation_limits)
+from .rcompare import RUnavailableError, compare_with_r, r_available, why_r_unavailable
 from .results import GroupInferenceResult, ManyMeansResult, SelectiveInferenceResult
-
-__all__ = [
-    "KKTError", "LassoFit", "fixed_lasso_inference", "solve_lasso",
-    "TruncatedNormalResult", "TruncationLimits", "polyhedral_test",
-    "truncated_normal_interval", "truncated_normal_pivot", "truncated_normal_pvalue",
-    "truncation_limits",
-    "GroupInferenceResult", "ManyMeansResult", "SelectiveInferenceResult",
-]
-
 from .stepwise import (StepwisePath, forward_stepwise, fs_inference, lar_inference,
                        least_angle_regression)
 
-__all__ += ["StepwisePath", "forward_stepwise", "fs_inference", "lar_inference",
-            "least_angle_regression"]
-
-from .many_means import many_means
-
-__all__ += ["many_means"]
+__all__ = [
+    # polyhedral lemma and truncated-normal pivot (Lee et al. 2016)
+    "TruncationLimits", "TruncatedNormalResult", "truncation_limits", "truncated_normal_pivot",
+    "truncated_normal_pvalue", "truncated_normal_interval", "polyhedral_test",
+    # lasso at fixed lambda
+    "KKTError", "LassoFit", "solve_lasso", "fixed_lasso_inference",
+    # forward stepwise and LAR (Tibshirani et al. 2016)
+    "StepwisePath", "forward_stepwise", "least_angle_regression", "fs_inference",
+    "lar_inference",
+    # many means (Reid et al. 2017), grouped FS (Loftus & Taylor 2015)
+    "many_means", "GroupStepwisePath", "group_forward_stepwise", "groupfs_inference",
+    # results
+    "SelectiveInferenceResult", "ManyMeansResult", "GroupInferenceResult",
+    # R bridge
+    "RUnavailableError", "compare_with_r", "r_available", "why_r_unavailable",
+]

@@ -9,6 +9,8 @@ accuracy is therefore close to machine precision however far in the tails the in
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import optimize, special
 
@@ -36,18 +38,39 @@ def log_normal_mass(lo, hi):
     upper = lo >= 0
     lower = (~upper) & (hi <= 0)
     mid = ~(upper | lower)
-    if upper.any():
-        u = special.log_ndtr(-lo[upper])  # log Phi-bar(lo)
-        v = special.log_ndtr(-hi[upper])  # log Phi-bar(hi)
-        out[upper] = u + _log1mexp(v - u)
-    if lower.any():
-        u = special.log_ndtr(hi[lower])  # log Phi(hi)
-        v = special.log_ndtr(lo[lower])  # log Phi(lo)
-        out[lower] = u + _log1mexp(v - u)
+    for sel, near, far in ((upper, lo, hi), (lower, -hi, -lo)):
+        if not sel.any():
+            continue
+        # near = endpoint closer to zero (>= 0 after reflection), far = the other one
+        u = special.log_ndtr(-near[sel])  # log Phi-bar(near)
+        v = special.log_ndtr(-far[sel])   # log Phi-bar(far)
+        d = v - u
+        res = u + _log1mexp(d)
+        short = d > -0.5  # the two tails are within a factor e^0.5: cancellation in d
+        if short.any():
+            res[short] = _log_mass_short(near[sel][short], far[sel][short])
+        out[sel] = res
     if mid.any():
         r2 = np.sqrt(2.0)
         out[mid] = np.log(0.5 * (special.erf(hi[mid] / r2) - special.erf(lo[mid] / r2)))
     return out
+
+
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(30)
+
+
+def _log_mass_short(near, far):
+    """log of the normal mass between 0 <= near < far when the interval is short.
+
+    Factor out phi(near): mass = phi(near) * int_0^h exp(-near u - u^2/2) du, h = far - near,
+    by 30-point Gauss-Legendre (the integrand is entire and varies by at most a factor of
+    about e^0.5 here, so the rule is exact to rounding).
+    """
+    h = far - near
+    u = 0.5 * h[:, None] * (_GL_X[None, :] + 1.0)
+    integrand = np.exp(-near[:, None] * u - 0.5 * u * u)
+    integral = 0.5 * h * (integrand @ _GL_W)
+    return -0.5 * near * near - 0.5 * np.log(2 * np.pi) + np.log(integral)
 
 
 def log_sf_truncated(z, a, b, mu=0.0):
@@ -64,6 +87,30 @@ def log_cdf_truncated(z, a, b, mu=0.0):
     return log_normal_mass(a - mu, zc - mu) - log_normal_mass(a - mu, b - mu)
 
 
+def _log_mass_scalar(lo: float, hi: float) -> float:
+    """Scalar version of :func:`log_normal_mass` (the root finders call it many times)."""
+    if lo >= 0 or hi <= 0:
+        near, far = (lo, hi) if lo >= 0 else (-hi, -lo)
+        u = float(special.log_ndtr(-near))
+        v = float(special.log_ndtr(-far))
+        d = v - u
+        if d > -0.5:
+            return float(_log_mass_short(np.array([near]), np.array([far]))[0])
+        return u + (math.log(-math.expm1(d)) if d > -math.log(2.0) else math.log1p(-math.exp(d)))
+    r2 = math.sqrt(2.0)
+    return math.log(0.5 * (math.erf(hi / r2) - math.erf(lo / r2)))
+
+
+def _log_sf_scalar(z, a, b, mu):
+    zc = min(max(z, a), b)
+    return _log_mass_scalar(zc - mu, b - mu) - _log_mass_scalar(a - mu, b - mu)
+
+
+def _log_cdf_scalar(z, a, b, mu):
+    zc = min(max(z, a), b)
+    return _log_mass_scalar(a - mu, zc - mu) - _log_mass_scalar(a - mu, b - mu)
+
+
 def _solve_mu(z: float, a: float, b: float, level: float, *, lower_tail: bool,
               bound: float | None) -> float:
     """Standardised mu at which the pivot tail equals ``level``.
@@ -77,8 +124,8 @@ def _solve_mu(z: float, a: float, b: float, level: float, *, lower_tail: bool,
 
     def f(m):
         if lower_tail:
-            return float(log_cdf_truncated(z, a, b, m)) - log_level  # decreasing in m
-        return float(log_sf_truncated(z, a, b, m)) - log_level  # increasing in m
+            return _log_cdf_scalar(z, a, b, m) - log_level  # decreasing in m
+        return _log_sf_scalar(z, a, b, m) - log_level  # increasing in m
 
     sign = -1.0 if lower_tail else 1.0  # sign * f is increasing
 
@@ -118,7 +165,12 @@ def _solve_mu(z: float, a: float, b: float, level: float, *, lower_tail: bool,
 
 def interval_standardised(z: float, a: float, b: float, alpha: float,
                           bound: float | None) -> tuple[float, float]:
-    """Equal-tailed (1 - alpha) interval for mu (standardised scale) by inverting the pivot."""
+    """Equal-tailed (1 - alpha) interval for mu (standardised scale) by inverting the pivot.
+
+    Returns (nan, nan) when the truncation interval is degenerate (a >= b) or z is NaN.
+    """
+    if not (a < b) or math.isnan(z):
+        return math.nan, math.nan
     low = _solve_mu(z, a, b, alpha / 2, lower_tail=False, bound=bound)
     high = _solve_mu(z, a, b, alpha / 2, lower_tail=True, bound=bound)
     return low, high

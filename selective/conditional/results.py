@@ -21,10 +21,6 @@ def _ro(a, dtype=float) -> np.ndarray:
     return arr
 
 
-def _nan(k: int) -> np.ndarray:
-    return _ro(np.full(k, np.nan))
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SelectiveInferenceResult:
     """Per-variable selective (truncated-normal) inference after lasso / FS / LAR selection.

@@ -17,6 +17,7 @@ scale of the original columns.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
@@ -344,7 +345,7 @@ def fs_inference(path: StepwisePath, *, sigma: float | None = None, alpha: float
     """
     if not isinstance(path, StepwisePath) or path.procedure != "forward stepwise":
         raise TypeError(f"`path` must be a StepwisePath from forward_stepwise(); got "
-                        f"{getattr(path, 'procedure', type(path).__name__)!r}.")
+                        f"{getattr(path, 'procedure', path.__class__.__name__)!r}.")
     return _inference(path, sigma, alpha, k, type, mult, ntimes, alternative, gridrange)
 
 
@@ -354,16 +355,26 @@ def lar_inference(path: StepwisePath, *, sigma: float | None = None, alpha: floa
                   gridrange=(-100.0, 100.0)) -> SelectiveInferenceResult:
     r"""Selective inference after least angle regression (Tibshirani et al. 2016, Section 4-5).
 
-    Same parameters as :func:`fs_inference`. With ``type="active"`` it also reports the
-    spacing test (Section 5.2: statistic :math:`\lambda_t` truncated to
-    :math:`[\lambda_{t+1}, \lambda_{t-1}]`), the modified spacing test (the upper limit
-    replaced by the polyhedral :math:`V^+`) and the covariance test p-value
-    :math:`\exp(-T_t)`, :math:`T_t = \lambda_t(\lambda_t-\lambda_{t+1})/(\sigma^2\|c_t\|^2)`
-    (Lockhart et al. 2014), all accurate in the far tail.
+    Same parameters as :func:`fs_inference`. With ``type="active"`` it also reports
+
+    * ``pvalue_spacing``: the spacing test (Section 5): the knot
+      :math:`\lambda_t = c_t^\top y` with sd :math:`\sigma\|c_t\|` truncated to
+      :math:`[\lambda_{t+1}, \lambda_{t-1}]` (:math:`\lambda_0 = \infty`, and
+      :math:`\lambda_{t+1} = 0` after the last step of a complete path). This is the value
+      R selectiveInference 1.2.5 returns as ``pv.modspac`` (and, in all but one of the
+      reference entries, as ``pv.spacing``);
+    * ``pvalue_modspac``: the same statistic with the upper limit replaced by the polyhedral
+      :math:`V^+` of :math:`c_t` given the first t steps (an exact test of the knot);
+    * ``pvalue_covtest``: the covariance test :math:`\exp(-T_t)`,
+      :math:`T_t = \lambda_t(\lambda_t-\lambda_{t+1})/(\sigma^2\|c_t\|^2)` (Lockhart,
+      Taylor, Tibshirani and Tibshirani 2014); R's ``1 - pexp(T)`` is 0 once it underflows,
+      ours is not.
+
+    All are computed from log tails, so they stay accurate far in the tail.
     """
     if not isinstance(path, StepwisePath) or path.procedure != "least angle regression":
         raise TypeError(f"`path` must be a StepwisePath from least_angle_regression(); got "
-                        f"{getattr(path, 'procedure', type(path).__name__)!r}.")
+                        f"{getattr(path, 'procedure', path.__class__.__name__)!r}.")
     return _inference(path, sigma, alpha, k, type, mult, ntimes, alternative, gridrange)
 
 
@@ -380,7 +391,7 @@ def _limits_from(Gy, Gc, u, stat):
     return vlo, vup
 
 
-def _aic_event(path, k, sigma, mult, ntimes):
+def _aic_event(path, cons, k, sigma, mult, ntimes):
     """AIC stopping rule and its constraints (Tibshirani et al. 2016, Section 5.3)."""
     yc = path.y_centred
     Q = path.constraints.Q
@@ -412,7 +423,7 @@ def _aic_event(path, k, sigma, mult, ntimes):
     if count == ntimes:
         khat = last - ntimes
     for i, j, coef, thr in parts_rows:
-        path.constraints.add([(i, sparse_rows(1, p, [0], [j], [coef]))], np.array([thr]), -1)
+        cons.add([(i, sparse_rows(1, p, [0], [j], [coef]))], np.array([thr]), -1)
     return khat, aic[:last]
 
 
@@ -433,84 +444,81 @@ def _inference(path, sigma, alpha, k, type, mult, ntimes, alternative, gridrange
     else:
         sigma = check_positive_real("sigma", sigma)
         rule = "supplied by the caller"
-    cons = path.constraints
-    # extra (AIC) rows live in a private copy of the block list
-    saved = list(cons.blocks)
+    # extra (AIC) rows go to a shallow copy, so the path object is never modified
+    cons = copy.copy(path.constraints)
+    cons.blocks = list(path.constraints.blocks)
     khat = None
-    try:
-        if type == "aic":
-            khat, _ = _aic_event(path, k, sigma, mult, ntimes)
-            if khat == 0:
-                cons.blocks = saved
-                raise ValueError("AIC chose the empty model (khat = 0); nothing to test.")
-        Gy_all = cons.apply(yc, max_step=k, extra=True)
-        u_all = cons.offsets(max_step=k, extra=True)
-        steps_of_rows = np.concatenate([np.full(blk[1].shape[0], blk[2]) for blk in
-                                        cons._select(k, True)]) if cons.blocks else np.zeros(0)
-        if type == "active":
-            tests = [(t, [t - 1]) for t in range(1, k + 1)]      # (model size, which coef)
-        elif type == "all":
-            tests = [(k, list(range(k)))]
-        else:
-            tests = [(khat, list(range(khat)))]
-        contrasts, signs, row_masks, vars_ = [], [], [], []
-        for msize, which in tests:
-            A = path.action[:msize]
-            XA = Xn[:, A]
-            P = np.linalg.pinv(XA)
-            for w in which:
-                j = int(path.action[w])
-                eta = P[w] / path.column_norms[j]
-                contrasts.append(eta)
-                signs.append(int(path.sign[w]))
-                vars_.append(j)
-                if type == "active":
-                    row_masks.append((steps_of_rows <= msize) & (steps_of_rows > 0))
-                else:
-                    row_masks.append(np.ones(steps_of_rows.size, bool))
-        m = len(contrasts)
-        est = np.empty(m); sd = np.empty(m); vlo = np.empty(m); vup = np.empty(m)
-        pv = np.empty(m); ci = np.empty((m, 2)); tails = np.empty((m, 2))
-        for i in range(m):
-            eta = signs[i] * contrasts[i]
-            ss = float(eta @ eta)
-            c = eta / ss
-            stat = float(eta @ yc)
-            Gc = cons.apply(c, max_step=k, extra=True)
-            msk = row_masks[i]
-            lo_, hi_ = _limits_from(Gy_all[msk], Gc[msk], u_all[msk], stat)
-            s_d = sigma * math.sqrt(ss)
-            est[i] = signs[i] * stat; sd[i] = s_d; vlo[i] = lo_; vup[i] = hi_
-            z, a, b = stat / s_d, lo_ / s_d, hi_ / s_d
-            lsf = float(_truncnorm.log_sf_truncated(z, a, b))
-            if alternative == ONE_SIDED:
-                pv[i] = math.exp(lsf)
+    if type == "aic":
+        khat, _ = _aic_event(path, cons, k, sigma, mult, ntimes)
+        if khat == 0:
+            raise ValueError("AIC chose the empty model (khat = 0); nothing to test.")
+    Gy_all = cons.apply(yc, max_step=k, extra=True)
+    u_all = cons.offsets(max_step=k, extra=True)
+    steps_of_rows = np.concatenate([np.full(blk[1].shape[0], blk[2]) for blk in
+                                    cons._select(k, True)]) if cons.blocks else np.zeros(0)
+    if type == "active":
+        tests = [(t, [t - 1]) for t in range(1, k + 1)]      # (model size, which coef)
+    elif type == "all":
+        tests = [(k, list(range(k)))]
+    else:
+        tests = [(khat, list(range(khat)))]
+    contrasts, signs, row_masks, vars_ = [], [], [], []
+    for msize, which in tests:
+        A = path.action[:msize]
+        XA = Xn[:, A]
+        P = np.linalg.pinv(XA)
+        for w in which:
+            j = int(path.action[w])
+            eta = P[w] / path.column_norms[j]
+            contrasts.append(eta)
+            signs.append(int(path.sign[w]))
+            vars_.append(j)
+            if type == "active":
+                row_masks.append((steps_of_rows <= msize) & (steps_of_rows > 0))
             else:
-                lcdf = float(_truncnorm.log_cdf_truncated(z, a, b))
-                pv[i] = min(1.0, 2 * math.exp(min(lsf, lcdf)))
-            L, U = _truncnorm.interval_standardised(z, a, b, alpha, bound)
-            L, U = L * s_d, U * s_d
-            tl = alpha / 2 if math.isfinite(L) else 0.0
-            th = alpha / 2 if math.isfinite(U) else 0.0
-            if signs[i] < 0:
-                L, U, tl, th = -U, -L, th, tl
-            ci[i] = L, U; tails[i] = tl, th
-        extra = {"sigma_rule": rule}
-        spacing = modspac = covtest = None
-        if type == "active":
-            khat = forward_stop(pv, alpha)
-            if path.procedure == "least angle regression":
-                spacing, modspac, covtest = _lar_tests(path, k, sigma, Gy_all, u_all,
-                                                       steps_of_rows)
-        A_rows = None
-        b_rows = None
-        nbytes = cons.nbytes
-    finally:
-        cons.blocks = saved
+                row_masks.append(np.ones(steps_of_rows.size, bool))
+    m = len(contrasts)
+    est = np.empty(m); sd = np.empty(m); vlo = np.empty(m); vup = np.empty(m)
+    pv = np.empty(m); ci = np.empty((m, 2)); tails = np.empty((m, 2))
+    for i in range(m):
+        eta = signs[i] * contrasts[i]
+        ss = float(eta @ eta)
+        c = eta / ss
+        stat = float(eta @ yc)
+        Gc = cons.apply(c, max_step=k, extra=True)
+        msk = row_masks[i]
+        lo_, hi_ = _limits_from(Gy_all[msk], Gc[msk], u_all[msk], stat)
+        s_d = sigma * math.sqrt(ss)
+        est[i] = signs[i] * stat; sd[i] = s_d; vlo[i] = lo_; vup[i] = hi_
+        z, a, b = stat / s_d, lo_ / s_d, hi_ / s_d
+        lsf = float(_truncnorm.log_sf_truncated(z, a, b))
+        if alternative == ONE_SIDED:
+            pv[i] = math.exp(lsf)
+        else:
+            lcdf = float(_truncnorm.log_cdf_truncated(z, a, b))
+            pv[i] = min(1.0, 2 * math.exp(min(lsf, lcdf)))
+        L, U = _truncnorm.interval_standardised(z, a, b, alpha, bound)
+        L, U = L * s_d, U * s_d
+        tl = alpha / 2 if math.isfinite(L) else 0.0
+        th = alpha / 2 if math.isfinite(U) else 0.0
+        if signs[i] < 0:
+            L, U, tl, th = -U, -L, th, tl
+        ci[i] = L, U; tails[i] = tl, th
+    extra = {"sigma_rule": rule}
+    spacing = modspac = covtest = None
+    if type == "active":
+        khat = forward_stop(pv, alpha)
+        if path.procedure == "least angle regression":
+            spacing, modspac, covtest, knot_sd = _lar_tests(path, k, sigma, Gy_all,
+                                                            u_all, steps_of_rows)
+            extra["knot_sd"] = _ro(knot_sd)
+    A_rows = None
+    b_rows = None
+    nbytes = cons.nbytes
     from scipy.stats import norm
     zst = np.array(signs) * est / sd
     naive = norm.sf(zst) if alternative == ONE_SIDED else 2 * norm.sf(np.abs(zst))
-    vmat = np.array(contrasts) * np.array(signs)[:, None]
+    vmat = np.array(contrasts)  # estimate = vmat @ y (R's fsInf vmat is sign * vmat)
     return SelectiveInferenceResult(
         procedure=path.procedure, type=type, variables=tuple(path.variables[j] for j in vars_),
         index=_ro(vars_, int), sign=_ro(signs, int), estimate=_ro(est), sd=_ro(sd),
@@ -520,7 +528,7 @@ def _inference(path, sigma, alpha, k, type, mult, ntimes, alternative, gridrange
         pvalue_modspac=None if modspac is None else _ro(modspac),
         pvalue_covtest=None if covtest is None else _ro(covtest),
         k=k, khat=khat, sigma_rule=rule, contrasts=_ro(vmat), constraints_A=A_rows,
-        constraints_b=b_rows, extra={"constraint_bytes_compact": nbytes,
+        constraints_b=b_rows, extra={**extra, "constraint_bytes_compact": nbytes,
                                      "constraint_bytes_dense": cons.dense_nbytes(k)},
         method=f"Tibshirani, Taylor, Lockhart & Tibshirani (2016), {path.procedure}, type={type}")
 
@@ -529,13 +537,14 @@ def _lar_tests(path, k, sigma, Gy_all, u_all, steps_of_rows):
     """Spacing, modified spacing and covariance-test p-values for the first k LAR steps."""
     cons = path.constraints
     lam = np.concatenate([path.lam, [path.next_lam]])
-    sp_ = np.empty(k); ms = np.empty(k); cv = np.empty(k)
+    sp_ = np.empty(k); ms = np.empty(k); cv = np.empty(k); sds = np.empty(k)
     for t in range(k):
         # c_t = coef * r_j^{(t)}: the knot vector, lam_t = c_t' y
         j = int(path.action[t])
         c_vec = _knot_vector(path, t)
         nrm = float(np.linalg.norm(c_vec))
         s_d = sigma * nrm
+        sds[t] = s_d
         lam_t = lam[t]
         lam_next = lam[t + 1]
         lam_prev = lam[t - 1] if t > 0 else math.inf
@@ -550,7 +559,7 @@ def _lar_tests(path, k, sigma, Gy_all, u_all, steps_of_rows):
         T_ = lam_t * (lam_t - lam_next) / s_d ** 2
         cv[t] = math.exp(-T_)
         del j
-    return sp_, ms, cv
+    return sp_, ms, cv, sds
 
 
 def _knot_vector(path, t):
