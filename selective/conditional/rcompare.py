@@ -2,7 +2,8 @@
 
 R, rpy2 and the R packages ``selectiveInference`` and ``glmnet`` are optional: nothing here is
 imported until :func:`compare_with_r` (or :func:`why_r_unavailable`) is called, and a missing
-piece raises :class:`RUnavailableError` saying how to install it::
+piece raises :class:`RUnavailableError` saying how to install it. The rpy2 glue is the
+package's one bridge, :mod:`selective.rbridge`::
 
     # 1. R itself (e.g. apt-get install r-base), then
     pip install "selective[r]"                     # rpy2
@@ -14,10 +15,10 @@ piece raises :class:`RUnavailableError` saying how to install it::
 
 from __future__ import annotations
 
-import os
 import numpy as np
 import pandas as pd
 
+from .. import rbridge
 from ._checks import check_choice, design_and_response
 
 __all__ = ["RUnavailableError", "why_r_unavailable", "r_available", "compare_with_r"]
@@ -25,60 +26,20 @@ __all__ = ["RUnavailableError", "why_r_unavailable", "r_available", "compare_wit
 R_PACKAGES = ("selectiveInference", "glmnet")
 FUNCTIONS = ("fixedLassoInf", "fsInf", "larInf", "manyMeans")
 
-_INSTALL_HINT = ("Install R (https://cran.r-project.org, or `apt-get install r-base`), then "
-                 "`pip install \"selective[r]\"` for rpy2, then in R: "
-                 "install.packages(c(\"selectiveInference\", \"glmnet\")). Set R_LIBS_USER "
-                 "to a writable directory to install the packages there.")
-
-
-class RUnavailableError(RuntimeError):
-    """R, rpy2 or the R package selectiveInference is not available."""
-
-
-# ---------------------------------------------------------------- private rpy2 session helpers
-
-def _robjects():
-    """Import rpy2.robjects lazily; raise RUnavailableError with the reason."""
-    try:
-        import rpy2.robjects as ro  # noqa: PLC0415 - optional dependency
-    except Exception as exc:  # ImportError, or rpy2 failing to find/initialise R
-        raise RUnavailableError(f"rpy2 / R could not be loaded ({type(exc).__name__}: {exc}). "
-                                + _INSTALL_HINT) from None
-    return ro
-
-
-def _lib_dirs_from_env() -> list[str]:
-    sep = ";" if os.name == "nt" else ":"
-    out: list[str] = []
-    for var in ("R_LIBS_USER", "R_LIBS"):
-        for d in os.environ.get(var, "").split(sep):
-            d = os.path.expanduser(d.strip())
-            if d and os.path.isdir(d) and d not in out:
-                out.append(d)
-    return out
+#: Raised when R, rpy2, selectiveInference or glmnet is missing (the bridge's error type).
+RUnavailableError = rbridge.RNotAvailableError
 
 
 def _session():
-    ro = _robjects()
-    dirs = _lib_dirs_from_env()
-    if dirs:
-        ro.r[".libPaths"](ro.StrVector(dirs + list(ro.r[".libPaths"]())))
-    missing = [p for p in R_PACKAGES
-               if not bool(ro.r["requireNamespace"](p, quietly=True)[0])]
-    if missing:
-        libs = ", ".join(ro.r[".libPaths"]())
-        raise RUnavailableError(f"R package(s) {missing} not found in .libPaths() = [{libs}]. "
-                                + _INSTALL_HINT)
-    return ro
+    """R with selectiveInference and glmnet loaded, through the package's one rpy2 bridge."""
+    rbridge.require_r(R_PACKAGES)
+    return rbridge._robjects()
 
 
 def why_r_unavailable() -> str | None:
-    """``None`` when R + rpy2 + selectiveInference + glmnet are usable, else the reason."""
-    try:
-        _session()
-    except RUnavailableError as exc:
-        return str(exc)
-    return None
+    """``None`` when R + rpy2 + selectiveInference + glmnet are usable, else what is missing
+    and how to install it."""
+    return rbridge.why_r_unavailable(R_PACKAGES)
 
 
 def r_available() -> bool:
