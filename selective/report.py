@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["CorrectedTable", "format_pvalue", "TABLE_COLUMNS"]
+__all__ = ["CorrectedTable", "RenderMixin", "format_pvalue", "format_number", "TABLE_COLUMNS"]
 
 TABLE_COLUMNS = (
     "estimate",
@@ -70,7 +70,7 @@ def format_pvalue(p: float, *, digits: int = 2, floor: float = 1e-4) -> str:
     return f"{p:.{digits}g}" if p >= 0.001 else f"{p:.{digits - 1}e}"
 
 
-def _fmt_number(x: Any, digits: int = 3) -> str:
+def format_number(x: Any, digits: int = 3) -> str:
     if x is None:
         return ""
     if isinstance(x, str):
@@ -85,8 +85,62 @@ def _fmt_number(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
+class RenderMixin:
+    """Markdown, LaTeX and HTML renderings of a table, from its ``_display(columns)`` frame
+    (formatted strings) and its ``footnote``."""
+
+    footnote: str
+
+    def _display(self, columns):  # pragma: no cover - every table defines it
+        raise NotImplementedError
+
+    def to_markdown(self, *, columns: Any = "short", footnote: bool = True) -> str:
+        """A GitHub-flavoured Markdown table (p-values formatted for papers) and its footnote."""
+        text = self._display(columns).to_markdown()
+        if footnote and self.footnote:
+            text += "\n\n" + self.footnote
+        return text
+
+    def to_latex(self, *, columns: Any = "short", caption: str | None = None,
+                 label: str | None = None, footnote: bool = True) -> str:
+        """A LaTeX ``table`` with booktabs rules (needs ``\\usepackage{booktabs}``)."""
+        d = self._display(columns)
+
+        def esc(s: str) -> str:
+            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
+                         ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+                s = s.replace(a, b)
+            return s.replace("< ", "$<$ ")
+
+        lines = [r"\begin{table}[ht]", r"\centering"]
+        if caption:
+            lines.append(rf"\caption{{{esc(caption)}}}")
+        if label:
+            lines.append(rf"\label{{{label}}}")
+        lines.append(r"\begin{tabular}{l" + "r" * len(d.columns) + "}")
+        lines.append(r"\toprule")
+        lines.append(" & ".join([esc(d.index.name or "")] + [esc(c) for c in d.columns]) + r" \\")
+        lines.append(r"\midrule")
+        for idx, row in d.iterrows():
+            lines.append(" & ".join([esc(str(idx))] + [esc(str(v)) for v in row]) + r" \\")
+        lines.append(r"\bottomrule")
+        lines.append(r"\end{tabular}")
+        if footnote and self.footnote:
+            lines.append(r"\par\smallskip{\footnotesize " + esc(self.footnote) + "}")
+        lines.append(r"\end{table}")
+        return "\n".join(lines) + "\n"
+
+    def to_html(self, *, columns: Any = "short", footnote: bool = True) -> str:
+        """An HTML table (escaped) with the footnote as a caption paragraph."""
+        text = self._display(columns).to_html(escape=True)
+        if footnote and self.footnote:
+            text += f"\n<p class=\"selective-footnote\">{html.escape(self.footnote)}</p>\n"
+        return text
+
+
+
 @dataclass(frozen=True)
-class CorrectedTable:
+class CorrectedTable(RenderMixin):
     """One row per tested hypothesis: naive and corrected p-values and intervals.
 
     Attributes
@@ -127,52 +181,9 @@ class CorrectedTable:
             elif c in ("best_route", "note"):
                 out[_HEADERS[c]] = [str(x) if isinstance(x, str) else "" for x in v]
             else:
-                out[_HEADERS[c]] = [_fmt_number(x) for x in v]
+                out[_HEADERS[c]] = [format_number(x) for x in v]
         out.index.name = "hypothesis"
         return out
-
-    def to_markdown(self, *, columns: str | tuple[str, ...] = "short", footnote: bool = True) -> str:
-        """A GitHub-flavoured Markdown table (p-values formatted for papers) and its footnote."""
-        text = self._display(columns).to_markdown()
-        if footnote and self.footnote:
-            text += "\n\n" + self.footnote
-        return text
-
-    def to_latex(self, *, columns: str | tuple[str, ...] = "short", caption: str | None = None,
-                 label: str | None = None, footnote: bool = True) -> str:
-        """A LaTeX ``table`` with booktabs rules (needs ``\\usepackage{booktabs}``)."""
-        d = self._display(columns)
-
-        def esc(s: str) -> str:
-            for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                         ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
-                s = s.replace(a, b)
-            return s.replace("< ", "$<$ ")
-
-        lines = [r"\begin{table}[ht]", r"\centering"]
-        if caption:
-            lines.append(rf"\caption{{{esc(caption)}}}")
-        if label:
-            lines.append(rf"\label{{{label}}}")
-        lines.append(r"\begin{tabular}{l" + "r" * len(d.columns) + "}")
-        lines.append(r"\toprule")
-        lines.append(" & ".join([esc(d.index.name or "")] + [esc(c) for c in d.columns]) + r" \\")
-        lines.append(r"\midrule")
-        for idx, row in d.iterrows():
-            lines.append(" & ".join([esc(str(idx))] + [esc(str(v)) for v in row]) + r" \\")
-        lines.append(r"\bottomrule")
-        lines.append(r"\end{tabular}")
-        if footnote and self.footnote:
-            lines.append(r"\par\smallskip{\footnotesize " + esc(self.footnote) + "}")
-        lines.append(r"\end{table}")
-        return "\n".join(lines) + "\n"
-
-    def to_html(self, *, columns: str | tuple[str, ...] = "short", footnote: bool = True) -> str:
-        """An HTML table (escaped) with the footnote as a caption paragraph."""
-        text = self._display(columns).to_html(escape=True)
-        if footnote and self.footnote:
-            text += f"\n<p class=\"selective-footnote\">{html.escape(self.footnote)}</p>\n"
-        return text
 
     def to_csv(self, path_or_buf=None, **kwargs: Any):
         """The full numeric frame as CSV (no formatting, every column)."""

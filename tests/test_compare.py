@@ -1,0 +1,108 @@
+"""compare_selection: every column against the function it comes from, and validity."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+from selective.accounting import DescriptionLength, Ledger
+from selective.compare import COMPARISON_COLUMNS, compare_selection
+from selective.conditional import fixed_lasso_inference, forward_stepwise, fs_inference
+from selective.conditional.rcompare import why_r_unavailable
+from selective.corrections import correct
+from stats_helpers import assert_rate_at_most
+
+DIABETES = Path(__file__).resolve().parent / "reference" / "r-selectiveinference" / "diabetes_std.csv"
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    return pd.read_csv(DIABETES)
+
+
+def test_lasso_columns_against_their_sources(diabetes):
+    c = compare_selection(diabetes, "y", method="lasso", lam=190.0, with_r=False)
+    assert list(c.frame.columns) == list(COMPARISON_COLUMNS)
+    assert list(c.frame.index) == ["bmi", "bp", "s3", "s5"]
+    X = diabetes[list(c.frame.index)]
+    fit = sm.OLS(diabetes["y"], sm.add_constant(X)).fit()
+    np.testing.assert_allclose(c.frame.pvalue_naive, fit.pvalues.iloc[1:], rtol=1e-12)
+    np.testing.assert_allclose(c.frame.estimate, fit.params.iloc[1:], rtol=1e-12)
+    assert c.n_outcomes == 2**10
+    led = Ledger(len(diabetes))
+    led.record(DescriptionLength(2**10))
+    want = correct(c.frame.pvalue_naive.to_numpy(), led.totals())
+    np.testing.assert_allclose(c.frame.pvalue_maxinfo, want.pvalue_maxinfo, rtol=1e-12)
+    cond = fixed_lasso_inference(diabetes, "y", 190.0, type="partial", alpha=0.05, alternative="two-sided")
+    np.testing.assert_allclose(c.frame.pvalue_conditional, cond.pvalue, rtol=1e-12)
+    assert c.frame.pvalue_r.isna().all() and c.r_status == "not requested"
+    # the max-information column is never below the naive one
+    assert (c.frame.pvalue_maxinfo >= c.frame.pvalue_naive).all()
+
+
+def test_stepwise_outcome_count_and_renderings(diabetes):
+    c = compare_selection(diabetes, "y", method="fs", steps=4, with_r=False)
+    assert c.n_outcomes == math.perm(10, 4)
+    path = forward_stepwise(diabetes.drop(columns="y").to_numpy(), diabetes.y.to_numpy(), maxsteps=4)
+    cond = fs_inference(path, k=4, type="all", alpha=0.05, alternative="two-sided")
+    np.testing.assert_allclose(np.sort(c.frame.pvalue_conditional), np.sort(cond.pvalue), rtol=1e-12)
+    md = c.to_markdown()
+    assert "p (exact conditional)" in md and "forward stepwise path of 4 steps" in md
+    assert r"\toprule" in c.to_latex()
+
+
+def test_r_column(diabetes):
+    reason = why_r_unavailable()
+    c = compare_selection(diabetes, "y", method="lasso", lam=190.0, with_r="auto")
+    if reason is None:
+        assert c.r_status == "compared"
+        np.testing.assert_allclose(c.frame.pvalue_r, c.frame.pvalue_conditional, rtol=1e-5)
+    else:
+        assert c.frame.pvalue_r.isna().all() and "R not available" in c.r_status
+        from selective.rbridge import RNotAvailableError
+
+        with pytest.raises(RNotAvailableError, match="install.packages"):
+            compare_selection(diabetes, "y", method="lasso", lam=190.0, with_r=True)
+
+
+def test_compare_iv(diabetes):
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        compare_selection(diabetes, "y", method="ridge")
+    with pytest.raises(ValueError, match="`lam` is required"):
+        compare_selection(diabetes, "y", method="lasso")
+    with pytest.raises(ValueError, match="`steps` is required"):
+        compare_selection(diabetes, "y", method="lar")
+    with pytest.raises(ValueError, match="more than `max_support`"):
+        compare_selection(diabetes, "y", method="lasso", lam=190.0, max_support=2, with_r=False)
+    with pytest.raises(ValueError, match="`with_r`"):
+        compare_selection(diabetes, "y", method="lasso", lam=190.0, with_r="maybe")
+
+
+@pytest.mark.slow
+def test_max_information_column_holds_its_level_under_the_global_null():
+    """600 null data sets (n = 100, p = 10, lasso at a lambda that selects about 2 variables):
+    the first selected variable's max-information p-value rejects at most alpha (one-sided
+    binomial, false-failure rate 1e-6); its naive p-value rejects far more often."""
+    rng = np.random.default_rng(20261122)
+    alpha, n_reps = 0.05, 600
+    hits_mx = hits_naive = used = 0
+    for _ in range(n_reps):
+        X = rng.standard_normal((100, 10))
+        d = pd.DataFrame(X, columns=[f"x{j}" for j in range(10)])
+        d["y"] = rng.standard_normal(100)
+        try:
+            c = compare_selection(d, "y", method="lasso", lam=12.0, sigma=1.0, with_r=False)
+        except ValueError:  # nothing selected
+            continue
+        used += 1
+        row = c.frame.iloc[0]
+        hits_mx += row.pvalue_maxinfo <= alpha
+        hits_naive += row.pvalue_naive <= alpha
+    assert used > 400
+    assert_rate_at_most(hits_mx, used, alpha)
+    assert hits_naive / used > 0.2
