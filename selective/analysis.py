@@ -105,6 +105,16 @@ class Analysis:
         self._selections.append(sel)
         return sel
 
+    def record(self, selection: Selection) -> Selection:
+        """Record a selection made through an interactive mechanism (e.g. the queries answered by
+        a :class:`~selective.selectors.Thresholdout` on this analysis' data), with its
+        certificate. Checked against the order rules and budget like :meth:`select`."""
+        if not isinstance(selection, Selection):
+            raise TypeError(f"`selection` must be a Selection; got {type(selection).__name__}.")
+        self.ledger.record(selection.certificate, selection.label)
+        self._selections.append(selection)
+        return selection
+
     def test(self, spec: Any) -> Any:
         """Run a confirmatory test spec (see :mod:`selective.hypotheses`) on the data."""
         if not hasattr(spec, "run"):
