@@ -195,3 +195,17 @@ class TestCLI:
         with pytest.raises(SystemExit) as e:
             main(["no-such-command"])
         assert e.value.code == 2
+
+
+def test_record_interactive_selection():
+    data = load_biomarkers()
+    a = Analysis(data, rng=1)
+    sel = a.record(Selection(value=("m07",), certificate=PureDP(0.001), label="thresholdout queries"))
+    assert a.selections == (sel,) and a.ledger.steps[0].label == "thresholdout queries"
+    a.record(Selection(value=("m07",), certificate=DescriptionLength(3), label="pick"))
+    before = a.ledger.to_json()
+    with pytest.raises(CompositionOrderError):
+        a.record(Selection(value=(), certificate=ApproxDP(0.1, 1e-9)))
+    assert a.ledger.to_json() == before and len(a.selections) == 2
+    with pytest.raises(TypeError, match="`selection` must be a Selection"):
+        a.record(PureDP(0.1))
