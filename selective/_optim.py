@@ -78,14 +78,26 @@ def min_exp_sqrt_plus_beta(logc, a: float, b: float):
     return value, beta
 
 
+def _split_root(R: float, b: float, weight: int) -> float:
+    r"""Root :math:`\beta_0` of :math:`-w/(R-\beta_0) + b/(2\beta_0\sqrt{\ln(2/\beta_0)}) = 0` on
+    :math:`(0, R)`, the optimal share of the Theorem 20 block when ``weight`` = w other pieces
+    share the rest of the slack R. The left side decreases strictly in :math:`\beta_0`
+    (:math:`\beta\sqrt{\ln(2/\beta)}` increases for :math:`\beta < 2/\sqrt e`), so it is found by
+    bisection in :math:`L_0 = \ln(2/\beta_0)`."""
+
+    def g(L):  # increasing in L (decreasing in beta0 = 2 e^{-L})
+        beta0 = 2.0 * np.exp(-L)
+        return -weight / (R - beta0) + b * np.exp(L) / (4.0 * np.sqrt(L))
+
+    L_lo = np.array([math.log(2.0 / R) + 1e-15])  # beta0 just below R: g -> -inf
+    hi = _grow_upper(g, np.array([max(1.0, math.log(2.0 / R) + 1.0)]))
+    return float(_bisect_increasing(g, L_lo, hi)[0])
+
+
 def max_log_gamma_composite(R0: float, a: float, b: float, n_blocks: int):
     r"""Maximise :math:`(J+1)\ln\frac{R_0-\beta_0}{J+1} - (a + b\sqrt{\ln(2/\beta_0)})` over
     :math:`\beta_0 \in (0, R_0)` (J = ``n_blocks`` description-length blocks sharing the rest
     of the slack equally, THEORY.md 3.2 and 2.7).
-
-    The derivative :math:`-(J+1)/(R_0-\beta_0) + b/(2\beta_0\sqrt{L_0})` is strictly decreasing
-    in :math:`\beta_0` (as :math:`\beta\sqrt{\ln(2/\beta)}` increases for β < 2/√e), so its root is
-    found by bisection in :math:`L_0`.
 
     Returns
     -------
@@ -97,25 +109,16 @@ def max_log_gamma_composite(R0: float, a: float, b: float, n_blocks: int):
     J1 = n_blocks + 1
     if b <= 0:
         return J1 * math.log(R0 / J1) - a, 0.0
-
-    def g(L):  # increasing in L  (decreasing in beta0 = 2 e^{-L})
-        beta0 = 2.0 * np.exp(-L)
-        return -J1 / (R0 - beta0) + b * np.exp(L) / (4.0 * np.sqrt(L))
-
-    L_lo = np.array([math.log(2.0 / R0) + 1e-15])
-    # at L_lo, beta0 ~ R0 so g ~ -inf < 0
-    hi = _grow_upper(g, np.array([max(1.0, math.log(2.0 / R0) + 1.0)]))
-    L = float(_bisect_increasing(g, L_lo, hi)[0])
+    L = _split_root(R0, b, J1)
     beta0 = 2.0 * math.exp(-L)
-    log_value = J1 * math.log((R0 - beta0) / J1) - (a + b * math.sqrt(L))
-    return log_value, beta0
+    return J1 * math.log((R0 - beta0) / J1) - (a + b * math.sqrt(L)), beta0
 
 
 def min_bits_composite(R: float, a: float, b: float, n_blocks: int):
     r"""Minimise over :math:`\beta_0 \in (0, R)` the nats
     :math:`a + b\sqrt{\ln(2/\beta_0)} + J\ln\frac{J}{R - \beta_0}` (Thm 20 block plus J
-    description-length blocks sharing :math:`R - \beta_0` equally). Same monotone
-    first-order condition as :func:`max_log_gamma_composite` with J in place of J + 1.
+    description-length blocks sharing :math:`R - \beta_0` equally): the first-order condition of
+    :func:`max_log_gamma_composite` with J in place of J + 1.
 
     Returns (value_nats, beta0).
     """
@@ -124,13 +127,6 @@ def min_bits_composite(R: float, a: float, b: float, n_blocks: int):
         raise ValueError("min_bits_composite needs at least one description-length block")
     if b <= 0:
         return a + J * math.log(J / R), 0.0
-
-    def g(L):
-        beta0 = 2.0 * np.exp(-L)
-        return -J / (R - beta0) + b * np.exp(L) / (4.0 * np.sqrt(L))
-
-    L_lo = np.array([math.log(2.0 / R) + 1e-15])
-    hi = _grow_upper(g, np.array([max(1.0, math.log(2.0 / R) + 1.0)]))
-    L = float(_bisect_increasing(g, L_lo, hi)[0])
+    L = _split_root(R, b, J)
     beta0 = 2.0 * math.exp(-L)
     return a + b * math.sqrt(L) + J * math.log(J / (R - beta0)), beta0
