@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 
-from ._optim import max_log_gamma_composite, min_exp_sqrt_plus_beta
+from ._optim import _bisect_increasing, _grow_upper, max_log_gamma_composite, min_exp_sqrt_plus_beta
 from ._validation import check_int, check_positive, check_probability, check_pvalues
 from .accounting.bounds import LOG2_E, MI_TO_MAXINFO_CONSTANT_BITS, MI_TO_MAXINFO_SLIDE_CONSTANT_BITS
 from .accounting.certificates import MaxInfo, MutualInfo
@@ -353,8 +353,6 @@ def _mi_via_opt(pvalue, mi_bits):
         def g(u):
             return lp + lcl + c * np.exp(u) * LN2 + 2 * u
 
-        from ._optim import _bisect_increasing, _grow_upper
-
         at_one = g(np.zeros_like(lp)) >= 0
         hi = _grow_upper(g, np.ones_like(lp))
         u = np.where(at_one, 0.0, _bisect_increasing(g, np.zeros_like(lp), hi))
@@ -408,8 +406,6 @@ def gamma_mi_russo_zou(alpha: float, mi_bits: float, *, form: str = "optimal") -
 
     lo = np.array([m / (4 * a * a)])  # sqrt(m/L) = 2 alpha there, so F > 0
     hi = np.array([max(4 * m / (a * a), math.log2(1 / a) + 2.0)])  # F < 0 there
-    from ._optim import _bisect_increasing
-
     L = float(_bisect_increasing(lambda x: -F(x), lo, hi)[0])
     return Threshold(alpha=a, log2_gamma=-L - 1.0, route="mutual information, Russo-Zou (optimal)")
 
@@ -456,8 +452,6 @@ def gamma_mi_kl(alpha: float, mi_bits: float) -> Threshold:
 
     lo = np.array([la - (I - (1 - a) * l1a) / a - 1.0])  # d > I there
     hi = np.array([la])  # d = 0 there
-    from ._optim import _bisect_increasing
-
     u = float(_bisect_increasing(lambda x: I - d_of_u(x), lo, hi)[0])
     return Threshold(alpha=a, log2_gamma=u / LN2, route="mutual information, binary KL")
 
@@ -481,15 +475,9 @@ def corrected_pvalue_mi_kl(pvalue, mi_bits: float):
             def f(u):  # d(e^u || p) - I, increasing in u on [ln p, 0]
                 return _binary_kl(np.exp(u), lpi, l1p) - I
 
-            u = _bisect_increasing_safe(f, lpi, np.zeros_like(lpi))
+            u = _bisect_increasing(f, lpi, np.zeros_like(lpi))
             out[inner] = np.exp(u)
     return _scalar_or_array(_clip1(out.reshape(p.shape)), pvalue)
-
-
-def _bisect_increasing_safe(f, lo, hi):
-    from ._optim import _bisect_increasing
-
-    return _bisect_increasing(f, lo, hi)
 
 
 # --------------------------------------------------------------------------------------------
