@@ -180,8 +180,8 @@ class TestLedgerJson:
     def test_round_trip(self):
         led = Ledger(1234, budget_bits=1e6, budget_beta=1e-3)
         led.record(MaxInfo(0.5, 1e-4, PRODUCT), "external, first")
-        led.record(PureDP(0.1, rho=0.001), "screen")
-        led.record(PureDP(0.01), "second")
+        quiet_record(led, PureDP(0.1, rho=0.001), "screen")
+        quiet_record(led, PureDP(0.01), "second")
         led.record(DescriptionLength(math.comb(1000, 20)), "top-20 of 1000")
         quiet_record(led, PureDP(0.2), "later")
         led.record(DescriptionLength(3), "last")
