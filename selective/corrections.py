@@ -762,11 +762,13 @@ def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates:
     with np.errstate(invalid="ignore"):
         all_nan = np.all(np.isnan(stack), axis=0)
         best = np.where(all_nan, np.nan, np.nanmin(np.where(np.isnan(stack), np.inf, stack), axis=0))
-    best_route = tuple(
-        "" if all_nan[i] else (mi_route[i] if int(np.nanargmin(np.where(np.isnan(stack[:, i]), np.inf, stack[:, i]))) == 0
-                               else names[int(np.nanargmin(np.where(np.isnan(stack[:, i]), np.inf, stack[:, i])))])
-        for i in range(len(p))
-    )
+    def route_of(i: int) -> str:
+        if all_nan[i] or best[i] >= 1.0:  # nothing below 1: no route "produced" it
+            return ""
+        j = int(np.argmin(np.where(np.isnan(stack[:, i]), np.inf, stack[:, i])))
+        return mi_route[i] if j == 0 else names[j]
+
+    best_route = tuple(route_of(i) for i in range(len(p)))
     gamma_best = max(thresholds, key=lambda t: t.log2_gamma) if thresholds else None
     if gamma_best is None:
         notes.append("no valid correction applies: every corrected column is NaN")
