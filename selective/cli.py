@@ -1,7 +1,8 @@
 """The ``selective`` command.
 
 Commands: ``demo``, ``analyze DATA.csv --plan PLAN.toml``, ``show AUDIT.json``,
-``verify AUDIT.json DATA.csv``.
+``verify AUDIT.json DATA.csv``, ``experiment holdout-reuse``, ``validate`` (type-I error and
+power of every p-value column on the scenario library).
 
 Exit codes: 0 success; 2 bad usage or input (the message names the file, the field and what
 was expected; nothing is written); 3 ``verify`` found a difference; 1 internal error.
@@ -251,12 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--plot", help="write the figure (PNG)")
     ex.add_argument("--quiet", action="store_true")
     ex.set_defaults(func=_cmd_experiment)
-    try:
-        from .simulate import add_validate_command
-    except ImportError:  # pragma: no cover - the harness is optional at import time
-        add_validate_command = None
-    if add_validate_command is not None:
-        add_validate_command(sub)
+    from .simulate import add_validate_command
+
+    add_validate_command(sub)
     return parser
 
 
