@@ -22,7 +22,7 @@ from .accounting.ledger import Ledger
 from .corrections import correct
 from .exceptions import NoBoundError
 from .report import TABLE_COLUMNS, CorrectedTable
-from .selectors.base import Selection
+from .selectors.base import Selection, declared_certificate
 
 __all__ = ["Analysis"]
 
@@ -90,12 +90,12 @@ class Analysis:
         """Run ``selector`` on the data and record its certificate on the ledger.
 
         The certificate is checked against the ledger's order rules and budget *before* the
-        selector touches the data when the selector declares it (``selector.certificate``);
+        selector touches the data when the selector declares it (``selector.certificate()``);
         a refused selection leaves the analysis unchanged.
         """
         if not hasattr(selector, "select"):
             raise TypeError(f"`selector` must have a select(data, rng) method; got {selector!r}.")
-        declared = getattr(selector, "certificate", None)
+        declared = declared_certificate(selector)
         if declared is not None:
             self.ledger.check(declared)
         sel = selector.select(self._data, self._rng)

@@ -47,7 +47,7 @@ import pandas as pd
 from .accounting.certificates import certificate_from_dict
 from .analysis import Analysis
 from .exceptions import CompositionOrderError
-from .selectors.base import Selection
+from .selectors.base import Selection, declared_certificate
 from .selectors.topk import NoisyTopK, SignedMeanScore, TopK
 
 if sys.version_info >= (3, 11):
@@ -226,7 +226,8 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: pd.DataFrame, p
         label = s.get("label", f"declared selection ({cert.describe()})")
 
         class _Declared:
-            certificate = cert
+            def certificate(self):
+                return cert
 
             def select(self, data, rng=None):
                 return Selection(value=value, certificate=cert, label=label)
@@ -312,7 +313,7 @@ def run_plan(plan: Plan, data: pd.DataFrame, *, seed: int | None = None, progres
 
     scratch = Ledger.from_dict(analysis.ledger.to_dict())
     for i, sel in enumerate(selectors, 1):
-        cert = getattr(sel, "certificate", None)
+        cert = declared_certificate(sel)
         if cert is None:
             continue
         try:

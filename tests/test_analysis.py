@@ -39,13 +39,16 @@ class FixedSelector:
     """A selector that returns a fixed value with a given certificate (for facade tests)."""
 
     def __init__(self, certificate, value=("m07",)):
-        self.certificate = certificate
+        self.cert = certificate
         self.value = value
         self.calls = 0
 
+    def certificate(self):
+        return self.cert
+
     def select(self, data, rng=None):
         self.calls += 1
-        return Selection(value=self.value, certificate=self.certificate, label="fixed")
+        return Selection(value=self.value, certificate=self.cert, label="fixed")
 
 
 class TestAnalysis:

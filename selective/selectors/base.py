@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..accounting.certificates import Certificate
 
-__all__ = ["Selection", "Selector"]
+__all__ = ["Selection", "Selector", "declared_certificate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +42,23 @@ class Selector(Protocol):
     """A test-selection procedure with bounded leakage.
 
     ``select(data, rng)`` looks at the data only through the procedure the certificate
-    describes and returns a :class:`Selection`.
+    describes and returns a :class:`Selection`. Selectors whose certificate is known before the
+    data are seen also have a ``certificate()`` method, so that an analysis can check the order
+    rules and budget before running them.
     """
 
     def select(self, data: pd.DataFrame, rng: np.random.Generator | None = None) -> Selection:  # pragma: no cover - protocol
         ...
+
+
+def declared_certificate(selector: Any):
+    """The certificate a selector declares before seeing the data (``selector.certificate()``),
+    or None when it has none to declare (its certificate depends on the data's shape)."""
+    method = getattr(selector, "certificate", None)
+    if method is None:
+        return None
+    if not callable(method):
+        raise TypeError(
+            f"`{type(selector).__name__}.certificate` must be a method returning the certificate; got {method!r}."
+        )
+    return method()

@@ -89,9 +89,8 @@ class TopK:
     def n_outcomes(self, m: int) -> int:
         return math.perm(m, self.k) if self.ordered else math.comb(m, self.k)
 
-    @property
     def certificate(self) -> DescriptionLength | None:
-        """The certificate, known before the data when ``candidates`` are declared."""
+        """The certificate, known before the data when ``candidates`` are declared (else None)."""
         return None if self.candidates is None else DescriptionLength(self.n_outcomes(len(self.candidates)))
 
     def select(self, data: pd.DataFrame, rng: np.random.Generator | None = None) -> Selection:
@@ -164,8 +163,8 @@ class NoisyTopK:
                 raise ValueError(f"`k` must be at most the number of candidates ({len(cands)}); got {self.k}.")
             object.__setattr__(self, "candidates", cands)
 
-    @property
     def certificate(self) -> PureDP:
+        """``PureDP(epsilon, rho=k (epsilon/k)^2/8)``, known before the data."""
         from ..mechanisms.exponential import report_noisy_topk_certificate
 
         return report_noisy_topk_certificate(self.k, epsilon=self.epsilon)
@@ -184,7 +183,7 @@ class NoisyTopK:
         chosen = tuple(c for i, c in enumerate(scores.index) if i in picked)
         return Selection(
             value=chosen,
-            certificate=self.certificate,
+            certificate=self.certificate(),
             label=f"noisy top-{self.k} of {m} by {self.name} (epsilon={self.epsilon:g})",
             details={"n_candidates": m, "k": self.k, "epsilon": self.epsilon, "sensitivity": self.sensitivity},
         )
