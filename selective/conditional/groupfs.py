@@ -21,11 +21,33 @@ Test of group :math:`h` in the selected model (all other selected groups kept): 
   :math:`H_0` :math:`T` is :math:`\chi_{d_h}` truncated to :math:`\{t \ge 0: z + \sigma t u
   \in E\}`, a finite union of intervals (the roots of quadratics in :math:`t`);
 * unknown :math:`\sigma` (``TF``): :math:`F = (\|\tilde P_h y\|^2/d_h)/(\mathrm{RSS}/d_2)`,
-  :math:`d_2 = n - \mathrm{rank} - 1` (intercept); given the projection on the other groups,
+  with RSS the residual sum of squares of the selected model and :math:`d_2` given under
+  *Centring* below; given the projection on the other groups,
   the two directions and :math:`\|\tilde P_h y\|^2 + \mathrm{RSS}`, :math:`F` is
   :math:`F_{d_h, d_2}` truncated to the set of angles keeping :math:`y` in :math:`E`; the
   constraints are scale-free, and each is a trigonometric polynomial in the angle whose
   roots are found numerically.
+
+Centring and scaling (``center``, ``normalize``):
+
+* ``center="columns"`` (default) subtracts each column's mean. With ``intercept=True`` the
+  fits are exactly least squares with an intercept, the residual lies in a fixed subspace of
+  dimension :math:`n - \mathrm{rank} - 1`, and that is :math:`d_2` (:math:`n - \mathrm{rank}`
+  without intercept): the null distributions of Theorems 3.1 / 3.2 hold exactly.
+* ``center=True`` (or ``"group"``) is the convention of selectiveInference 1.2.5's
+  ``groupfs(center=TRUE)`` (its ``scaleGroups``: "Center groups"; it returns one mean per
+  group): each group minus **one number, the mean of all entries of the group**, not the mean
+  of each column. For a group of several columns this changes the group's span, which no
+  longer contains the column-centred columns, so the fits are those of the centred y on the
+  group-centred columns, with an RSS slightly above the least-squares RSS with an intercept.
+  :math:`d_2` is then the package's :math:`n - \mathrm{rank} - \mathrm{intercept} - 1`, rank
+  being that of the selected group-centred columns. This reproduces the package's path RSS,
+  ``TF``, supports and p-values (to about 1e-10). The residual is no longer orthogonal to
+  the constant, and the p-values are not exactly uniform under the global null when the
+  columns have non-zero means (use it to reproduce the package, not for new analyses).
+* ``center=False`` leaves the columns as they are (:math:`d_2` as for ``True``).
+* ``normalize=True`` divides each (centred) group by its Frobenius norm, as the package does.
+  Scaling a whole group by one number changes neither its span nor anything computed here.
 """
 
 from __future__ import annotations
@@ -56,6 +78,7 @@ class GroupStepwisePath:
     x_std: np.ndarray = field(repr=False)
     y_centred: np.ndarray = field(repr=False)
     intercept: bool = True
+    center: str = "columns"       # "columns", "group" (R's groupfs) or "none"
     # constraints y'M y >= c, stored as (list of (weight, basis)) and c
     constraints: list = field(repr=False, default_factory=list)
 
@@ -76,7 +99,8 @@ def _orth(M, tol=1e-10):
 
 
 def group_forward_stepwise(X, y, index, *, maxsteps: int = 10, sigma: float | None = None,
-                           k: float = 2.0, intercept: bool = True, center: bool = True,
+                           k: float = 2.0, intercept: bool = True,
+                           center: bool | str = "columns",
                            normalize: bool = True, columns=None,
                            response=None) -> GroupStepwisePath:
     r"""Forward stepwise selection of groups of columns (Loftus and Taylor 2015, Section 4).
@@ -93,9 +117,16 @@ def group_forward_stepwise(X, y, index, *, maxsteps: int = 10, sigma: float | No
         without it :math:`n\log\mathrm{RSS} + k\,\mathrm{df}`.
     k : float
         Penalty per degree of freedom (2: AIC, log n: BIC).
-    intercept, center, normalize : bool
-        Centre y (intercept), centre the columns, scale them to unit norm (projections, hence
-        the path, do not depend on the column scaling).
+    intercept : bool
+        Centre y (the intercept is not penalised and not tested).
+    center : {"columns", "group"} or bool
+        ``"columns"`` (default): subtract each column's mean (exact least squares with an
+        intercept; exact null distributions). ``True`` / ``"group"``: subtract each group's
+        overall mean, one number per group, as selectiveInference's ``groupfs(center=TRUE)``
+        (use it to reproduce the package). ``False``: no centring. See the module notes: this
+        choice changes the fits and the denominator df of the TF test.
+    normalize : bool
+        Divide each centred group by its Frobenius norm (no effect on the path or the tests).
 
     Returns
     -------
@@ -110,15 +141,22 @@ def group_forward_stepwise(X, y, index, *, maxsteps: int = 10, sigma: float | No
     maxsteps = check_int("maxsteps", maxsteps, low=1)
     sigma = check_positive_real("sigma", sigma, allow_none=True)
     k = float(check_positive_real("k", k)) if k != 0 else 0.0
-    Xs = X - X.mean(0) if center else X.copy()
-    yc = y - y.mean() if intercept else y.copy()
-    if normalize:
-        norms = np.linalg.norm(Xs, axis=0)
-        if np.any(norms == 0):
-            raise ValueError("`X` has a constant (zero after centring) column; drop it.")
-        Xs = Xs / norms
+    mode = _center_mode(center)
     labels = list(dict.fromkeys(index))
     cols = {g: [j for j in range(p) if index[j] == g] for g in labels}
+    Xs = np.array(X, dtype=float, copy=True)
+    if mode == "columns":
+        Xs -= Xs.mean(0)
+    elif mode == "group":
+        for g in labels:
+            Xs[:, cols[g]] -= Xs[:, cols[g]].mean()
+    yc = y - y.mean() if intercept else y.copy()
+    if normalize:
+        for g in labels:
+            nrm = np.linalg.norm(Xs[:, cols[g]])
+            if nrm == 0:
+                raise ValueError(f"group {g!r} of `X` is zero (after centring); drop it.")
+            Xs[:, cols[g]] /= nrm
     QA = np.zeros((n, 0))
     active: list = []
     dfs, rss_list, crit_list = [], [], []
@@ -166,7 +204,15 @@ def group_forward_stepwise(X, y, index, *, maxsteps: int = 10, sigma: float | No
     return GroupStepwisePath(action=tuple(active), df=_ro(dfs, int), rss=_ro(rss_list),
                              criterion=_ro(crit_list), sigma=math.nan if sigma is None else sigma,
                              k=k, index=index, x_std=Xs, y_centred=yc, intercept=bool(intercept),
-                             constraints=constraints)
+                             center=mode, constraints=constraints)
+
+
+def _center_mode(center) -> str:
+    if isinstance(center, (bool, np.bool_)):
+        return "group" if center else "none"
+    if isinstance(center, str) and center in ("group", "columns"):
+        return center
+    raise ValueError(f'`center` must be True, False, "group" or "columns"; got {center!r}.')
 
 
 def _quad_coeffs(con, vecs):
@@ -252,7 +298,10 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
     allcols = [j for g in labels for j in cols[g]]
     QF = _orth(Xs[:, allcols])
     rank = QF.shape[1]
-    df2 = n - rank - (1 if path.intercept else 0)
+    # residual df: exact when the columns are column-centred (the residual then lies in a fixed
+    # subspace of dimension n - rank - intercept); otherwise selectiveInference's
+    # n - rank - intercept - 1 (module notes)
+    df2 = n - rank - (1 if path.intercept else 0) - (0 if path.center == "columns" else 1)
     stat = np.empty(len(labels)); pv = np.empty(len(labels)); dfs = np.empty(len(labels), int)
     supports = []
     for i, h in enumerate(labels):

@@ -37,8 +37,8 @@ class TestGroupfs:
         rng = np.random.default_rng(2)
         X = rng.standard_normal((30, 2))
         y = rng.standard_normal(30)
-        res = groupfs_inference(group_forward_stepwise(X, y, [1, 1], maxsteps=1, sigma=1.0),
-                                sigma=1.0)
+        res = groupfs_inference(group_forward_stepwise(X, y, [1, 1], maxsteps=1, sigma=1.0,
+                                                       center="columns"), sigma=1.0)
         Xc, yc = X - X.mean(0), y - y.mean()
         Q, _ = np.linalg.qr(Xc)
         T = np.linalg.norm(Q.T @ yc)
@@ -55,6 +55,60 @@ class TestGroupfs:
                                                 "n_support_intervals", "sigma", "df2"]
         assert res.statistic_name == "TF"
 
+    def test_center_true_subtracts_one_mean_per_group(self):  # R-compatible mode
+        # selectiveInference's groupfs convention: each group minus the mean of all its
+        # entries, then divided by its Frobenius norm; the fits are least squares of the
+        # centred y on these columns (not on the column-centred ones)
+        rng = np.random.default_rng(5)
+        X, y = _xy(rng, signal=1.0)
+        X = X + rng.uniform(-1, 1, X.shape[1])  # unequal column means
+        path = group_forward_stepwise(X, y, INDEX, maxsteps=3, center=True)
+        Xs, yc = path.x_std, y - y.mean()
+        for g in set(INDEX):
+            cols = [j for j, h in enumerate(INDEX) if h == g]
+            Xg = X[:, cols] - X[:, cols].mean()
+            assert np.allclose(Xs[:, cols], Xg / np.linalg.norm(Xg), rtol=0, atol=1e-14)
+        for step in range(3):
+            cols = [j for j, h in enumerate(INDEX) if h in path.action[:step + 1]]
+            coef = np.linalg.lstsq(Xs[:, cols], yc, rcond=None)[0]
+            rss = np.sum((yc - Xs[:, cols] @ coef) ** 2)
+            assert path.rss[step] == pytest.approx(rss, rel=1e-12)
+        res = groupfs_inference(path)
+        rank = np.linalg.matrix_rank(Xs[:, [j for j, h in enumerate(INDEX) if h in path.action]])
+        assert res.df2 == X.shape[0] - rank - 2  # the package's n - rank - intercept - 1
+
+    def test_center_columns_is_least_squares_with_intercept(self):
+        rng = np.random.default_rng(6)
+        X, y = _xy(rng, signal=1.0)
+        X = X + rng.uniform(-1, 1, X.shape[1])
+        path = group_forward_stepwise(X, y, INDEX, maxsteps=3, center="columns")
+        for step in range(3):
+            cols = [j for j, h in enumerate(INDEX) if h in path.action[:step + 1]]
+            A = np.column_stack([np.ones(X.shape[0]), X[:, cols]])
+            coef = np.linalg.lstsq(A, y, rcond=None)[0]
+            assert path.rss[step] == pytest.approx(np.sum((y - A @ coef) ** 2), rel=1e-12)
+        res = groupfs_inference(path)
+        assert res.df2 == X.shape[0] - len(cols) - 1  # exact residual dimension
+
+    def test_case31_path_rss_matches_r(self):
+        # per-step RSS of R's groupfs on the reference data (path.log of case 31)
+        import json
+        import pathlib
+
+        import pandas as pd
+
+        ref_dir = pathlib.Path(__file__).resolve().parents[1] / "reference" / "r-selectiveinference"
+        case = json.loads((ref_dir / "case_31_groupfs_n60_unknown_sigma.json").read_text())
+        df = pd.read_csv(ref_dir / case["inputs"]["xy"]["file"])
+        X = df[case["inputs"]["xy"]["x_columns"]].to_numpy(float)
+        y = df[case["inputs"]["xy"]["y_column"]].to_numpy(float)
+        path = group_forward_stepwise(X, y, case["args"]["index"], maxsteps=4, center=True)
+        assert list(path.action) == case["path"]["action"]
+        assert np.allclose(path.rss, case["path"]["log"]["RSS"], rtol=1e-12, atol=0)
+        # column centring gives the (smaller) least-squares RSS, not R's
+        cols = group_forward_stepwise(X, y, case["args"]["index"], maxsteps=1, center="columns")
+        assert cols.rss[0] < path.rss[0] - 1e-3
+
     def test_groupfs_iv(self):
         rng = np.random.default_rng(4)
         X, y = _xy(rng)
@@ -64,6 +118,11 @@ class TestGroupfs:
             group_forward_stepwise(X, y, INDEX, maxsteps=0)
         with pytest.raises(ValueError, match="`sigma` must be a finite positive"):
             group_forward_stepwise(X, y, INDEX, sigma=-2.0)
+        with pytest.raises(ValueError, match="`center` must be True, False"):
+            group_forward_stepwise(X, y, INDEX, center="rows")
+        with pytest.raises(ValueError, match="group 2 of `X` is zero"):
+            group_forward_stepwise(np.column_stack([X[:, :2], np.ones((40, 2)), X[:, 4:]]), y,
+                                   INDEX)
         with pytest.raises(TypeError, match="`path` must be a GroupStepwisePath"):
             groupfs_inference("path")
 
