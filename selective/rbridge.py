@@ -75,6 +75,7 @@ def _robjects():
             f"(or set R_HOME to its output); then, if needed, {INSTALL_RPY2}."
         )
         raise RNotAvailableError(_state["error"])
+    saved_ld_path = os.environ.get("LD_LIBRARY_PATH")
     try:
         import rpy2.robjects as robjects
     except Exception as err:  # rpy2 raises several types when R is absent or broken
@@ -85,6 +86,15 @@ def _robjects():
             f"{INSTALL_RPY2}."
         )
         raise RNotAvailableError(_state["error"]) from err
+    finally:
+        # Starting R writes R's library path (with the system's lib directory) into
+        # LD_LIBRARY_PATH. R has loaded its libraries by now; left in place, the variable makes
+        # every child process (joblib and Dask workers, subprocesses) load the system's shared
+        # libraries instead of this interpreter's, which breaks them.
+        if saved_ld_path is None:
+            os.environ.pop("LD_LIBRARY_PATH", None)
+        else:
+            os.environ["LD_LIBRARY_PATH"] = saved_ld_path
     _state["robjects"] = robjects
     return robjects
 
