@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._validation import check_choice, check_int, check_probability
-from .accounting.certificates import PRODUCT
+from .accounting.certificates import PRODUCT, DescriptionLength
 from .accounting.ledger import Ledger
 from .corrections import correct
-from .exceptions import NoBoundError
+from .exceptions import NoBoundError, SelectiveWarning
 from .report import TABLE_COLUMNS, CorrectedTable
 from .selectors.base import Selection, declared_certificate
 
@@ -89,18 +90,45 @@ class Analysis:
     def select(self, selector: Any, *, label: str | None = None) -> Selection:
         """Run ``selector`` on the data and record its certificate on the ledger.
 
-        The certificate is checked against the ledger's order rules and budget *before* the
-        selector touches the data when the selector declares it (``selector.certificate()``);
-        a refused selection leaves the analysis unchanged.
+        The selector's declared certificate (``selector.certificate()``) is checked against the
+        ledger's order rules and budget *before* the selector touches the data; a refused
+        selection leaves the analysis unchanged. Once the data have been touched the step is
+        always recorded: if the selector then fails, its declared certificate is recorded
+        (a description length of N + 1, the failure being one more outcome) and the error is
+        raised again. The certificate the selection returns must equal the declared one.
+        A selector that declares nothing is run with a :class:`SelectiveWarning`: its
+        certificate is then read from its output, valid only if it does not depend on the data.
         """
         if not hasattr(selector, "select"):
             raise TypeError(f"`selector` must have a select(data, rng) method; got {selector!r}.")
         declared = declared_certificate(selector)
+        name = label if label is not None else type(selector).__name__
         if declared is not None:
             self.ledger.check(declared)
-        sel = selector.select(self._data, self._rng)
+        else:
+            warnings.warn(
+                f"{type(selector).__name__} declares no certificate before seeing the data; the one it "
+                "returns is recorded, which is valid only if it does not depend on the data (declare "
+                "the candidates so that the certificate is fixed in advance).",
+                SelectiveWarning,
+                stacklevel=2,
+            )
+        try:
+            sel = selector.select(self._data, self._rng)
+        except Exception as exc:
+            if declared is not None:
+                failed = (DescriptionLength(declared.n_outcomes + 1) if isinstance(declared, DescriptionLength)
+                          else declared)
+                self.ledger.record(failed, f"{name} (failed: {type(exc).__name__})")
+            raise
         if not isinstance(sel, Selection):
             raise TypeError(f"`selector.select` must return a Selection; got {type(sel).__name__}.")
+        if declared is not None and sel.certificate != declared:
+            self.ledger.record(declared, f"{name} (inconsistent certificate)")
+            raise ValueError(
+                f"{type(selector).__name__} declared {declared.describe()} but its selection carries "
+                f"{sel.certificate.describe()}; the declared certificate was recorded and the selection discarded."
+            )
         self.ledger.record(sel.certificate, label if label is not None else sel.label)
         self._selections.append(sel)
         return sel

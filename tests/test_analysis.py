@@ -131,7 +131,8 @@ class TestAnalysis:
 
         def run(seed):
             a = Analysis(data, rng=seed)
-            return a.select(NoisyTopK(k=3, epsilon=1.0, sensitivity=0.01, score=lambda d: d[list(cols)].mean().abs())).value
+            return a.select(NoisyTopK(k=3, epsilon=1.0, sensitivity=0.01, score=lambda d: d[list(cols)].mean().abs(),
+                                      candidates=cols)).value
 
         assert run(5) == run(5)
 
@@ -212,3 +213,37 @@ def test_record_interactive_selection():
     assert a.ledger.to_json() == before and len(a.selections) == 2
     with pytest.raises(TypeError, match="`selection` must be a Selection"):
         a.record(PureDP(0.1))
+
+
+class TestSelectAccounting:
+    def test_failed_selector_is_recorded_with_one_more_outcome(self):
+        class Failing(FixedSelector):
+            def select(self, data, rng=None):
+                self.calls += 1
+                raise RuntimeError("score blew up")
+
+        a = Analysis(load_biomarkers())
+        with pytest.raises(RuntimeError, match="blew up"):
+            a.select(Failing(DescriptionLength(10)), label="broken top-k")
+        assert a.ledger.certificates == (DescriptionLength(11),)
+        assert "failed: RuntimeError" in a.ledger.steps[0].label and a.selections == ()
+
+    def test_inconsistent_certificate_is_refused_but_recorded(self):
+        class Liar(FixedSelector):
+            def select(self, data, rng=None):
+                return Selection(value=("m07",), certificate=DescriptionLength(2), label="liar")
+
+        a = Analysis(load_biomarkers())
+        with pytest.raises(ValueError, match="declared DescriptionLength"):
+            a.select(Liar(DescriptionLength(10)))
+        assert a.ledger.certificates == (DescriptionLength(10),) and a.selections == ()
+
+    def test_undeclared_certificate_warns(self):
+        class Undeclared:
+            def select(self, data, rng=None):
+                return Selection(value=("m07",), certificate=DescriptionLength(3), label="x")
+
+        a = Analysis(load_biomarkers())
+        with pytest.warns(SelectiveWarning, match="declares no certificate"):
+            a.select(Undeclared())
+        assert a.ledger.certificates == (DescriptionLength(3),)

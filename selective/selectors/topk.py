@@ -18,29 +18,36 @@ __all__ = ["TopK", "NoisyTopK", "SignedMeanScore", "ScoreFunction"]
 ScoreFunction = Callable[[pd.DataFrame], pd.Series]
 
 
-def _scores(score: ScoreFunction, data: pd.DataFrame, candidates: Sequence[str] | None) -> pd.Series:
+def _check_candidates(candidates, k: int) -> tuple:
+    if candidates is None or isinstance(candidates, str):
+        raise TypeError(f"`candidates` must be a sequence of candidate names declared before the data are seen; got {candidates!r}.")
+    cands = tuple(candidates)
+    if len(set(cands)) != len(cands):
+        raise ValueError("`candidates` must not repeat a name.")
+    if k > len(cands):
+        raise ValueError(f"`k` must be at most the number of candidates ({len(cands)}); got {k}.")
+    return cands
+
+
+def _scores(score: ScoreFunction, data: pd.DataFrame, candidates: Sequence[str]) -> pd.Series:
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
     s = score(data)
     if not isinstance(s, pd.Series):
         s = pd.Series(np.asarray(s, dtype=float), index=list(candidates) if candidates is not None else None)
     if candidates is not None:
-        missing = [c for c in candidates if c not in s.index]
-        if missing:
-            raise ValueError(f"`score` returned no score for declared candidate(s) {missing[:5]!r}.")
-        extra = [c for c in s.index if c not in set(candidates)]
-        if extra:
+        if set(s.index) != set(candidates) or len(s) != len(candidates):
+            # no names in the message: the score's index could carry information about the data
             raise ValueError(
-                f"`score` returned scores for {extra[:5]!r}, which are not among the declared "
-                "`candidates`: the outcome count would be wrong."
+                "`score` must return one score for each declared candidate and nothing else "
+                f"({len(candidates)} names); the names it returned differ from `candidates`."
             )
         s = s.loc[list(candidates)]
     if s.index.has_duplicates:
         raise ValueError("`score` returned duplicate candidate names.")
     values = s.to_numpy(dtype=float)
     if not np.all(np.isfinite(values)):
-        bad = s.index[~np.isfinite(values)][0]
-        raise ValueError(f"`score` must return finite scores; got {s.loc[bad]!r} for candidate {bad!r}.")
+        raise ValueError("`score` must return finite scores; it returned NaN or an infinite value.")
     return s
 
 
@@ -55,9 +62,10 @@ class TopK:
     score : callable
         ``score(data) -> pandas.Series`` of scores indexed by candidate name. Any function of
         the data: the guarantee comes from the number of possible outcomes, not from noise.
-    candidates : sequence of str, optional
-        The declared candidate set (m names). If omitted, the index of the score series is the
-        candidate set; declare it to make the certificate checkable before the data are seen.
+    candidates : sequence of str
+        The declared candidate set (m names), fixed before the data are seen. The scores are
+        read in this order; a score series with other names is refused. (Taking the candidate
+        set from the data would make the outcome count, hence the certificate, data-dependent.)
     ordered : bool, default False
         If False the output is a set (returned in input order): :math:`\\binom mk` outcomes.
         If True the output is ranked (best first): :math:`m!/(m-k)!` outcomes.
@@ -70,7 +78,7 @@ class TopK:
 
     k: int
     score: ScoreFunction
-    candidates: tuple[str, ...] | None = None
+    candidates: tuple[str, ...]
     ordered: bool = False
     name: str = field(default="top-k", compare=False)
 
@@ -78,20 +86,14 @@ class TopK:
         check_int("k", self.k, low=1)
         if not callable(self.score):
             raise TypeError(f"`score` must be a callable data -> pandas.Series; got {self.score!r}.")
-        if self.candidates is not None:
-            cands = tuple(self.candidates)
-            if len(set(cands)) != len(cands):
-                raise ValueError("`candidates` must not repeat a name.")
-            if self.k > len(cands):
-                raise ValueError(f"`k` must be at most the number of candidates ({len(cands)}); got {self.k}.")
-            object.__setattr__(self, "candidates", cands)
+        object.__setattr__(self, "candidates", _check_candidates(self.candidates, self.k))
 
     def n_outcomes(self, m: int) -> int:
         return math.perm(m, self.k) if self.ordered else math.comb(m, self.k)
 
-    def certificate(self) -> DescriptionLength | None:
-        """The certificate, known before the data when ``candidates`` are declared (else None)."""
-        return None if self.candidates is None else DescriptionLength(self.n_outcomes(len(self.candidates)))
+    def certificate(self) -> DescriptionLength:
+        """``DescriptionLength(C(m, k))`` (or ``m!/(m-k)!`` ordered), known before the data."""
+        return DescriptionLength(self.n_outcomes(len(self.candidates)))
 
     def select(self, data: pd.DataFrame, rng: np.random.Generator | None = None) -> Selection:
         scores = _scores(self.score, data, self.candidates)
@@ -134,8 +136,9 @@ class NoisyTopK:
         is void if the score can change by more than Δ when one row is replaced.
     score : callable
         ``score(data) -> pandas.Series`` indexed by candidate.
-    candidates : sequence of str, optional
-        Declared candidate set.
+    candidates : sequence of str
+        Declared candidate set; scores are read in this order and the chosen candidates are
+        returned in it (an order taken from the data would leak through the output).
 
     Notes
     -----
@@ -148,7 +151,7 @@ class NoisyTopK:
     epsilon: float
     sensitivity: float
     score: ScoreFunction
-    candidates: tuple[str, ...] | None = None
+    candidates: tuple[str, ...]
     name: str = field(default="noisy score", compare=False)
 
     def __post_init__(self) -> None:
@@ -157,11 +160,7 @@ class NoisyTopK:
         check_positive("sensitivity", self.sensitivity)
         if not callable(self.score):
             raise TypeError(f"`score` must be a callable data -> pandas.Series; got {self.score!r}.")
-        if self.candidates is not None:
-            cands = tuple(self.candidates)
-            if self.k > len(cands):
-                raise ValueError(f"`k` must be at most the number of candidates ({len(cands)}); got {self.k}.")
-            object.__setattr__(self, "candidates", cands)
+        object.__setattr__(self, "candidates", _check_candidates(self.candidates, self.k))
 
     def certificate(self) -> PureDP:
         """``PureDP(epsilon, rho=k (epsilon/k)^2/8)``, known before the data."""
@@ -200,16 +199,14 @@ class SignedMeanScore:
     Parameters
     ----------
     columns : sequence of str
-        Candidate columns (numeric).
+        Candidate columns (numeric), standardised beforehand with data-independent constants
+        if needed (values are clipped around 0).
     sign_column : str
         Column holding the groups.
     positive : value
         The group given sign +1 (every other value gets -1).
     clip : float
-        c > 0; values are clipped to [-c, c] after centring each column at ``center``.
-    center : dict, optional
-        Known, data-independent centre of each column (default 0: columns are assumed
-        standardised beforehand with data-independent constants).
+        c > 0; values are clipped to [-c, c].
     """
 
     columns: tuple[str, ...]
