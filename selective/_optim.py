@@ -19,8 +19,12 @@ LN2 = math.log(2.0)
 _N_ITER = 200
 
 
-def _bisect_increasing(f, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Root of an increasing function on [lo, hi] (elementwise; f(lo) <= 0 <= f(hi) assumed)."""
+def _bisect_increasing(f, lo: np.ndarray, hi: np.ndarray, *, side: str = "mid") -> np.ndarray:
+    """Root of an increasing function on [lo, hi] (elementwise; f(lo) <= 0 <= f(hi) assumed).
+
+    ``side="lo"`` returns the end of the final bracket where f <= 0, ``"hi"`` the end where
+    f > 0, ``"mid"`` its midpoint: thresholds defined by a root use the end on the valid side.
+    """
     lo = np.array(lo, dtype=float, copy=True)
     hi = np.array(hi, dtype=float, copy=True)
     for _ in range(_N_ITER):
@@ -30,6 +34,10 @@ def _bisect_increasing(f, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         lo = np.where(pos, lo, mid)
         if np.all(hi - lo <= 4e-16 * np.maximum(1.0, np.abs(hi))):
             break
+    if side == "lo":
+        return lo
+    if side == "hi":
+        return hi
     return 0.5 * (lo + hi)
 
 
@@ -78,40 +86,48 @@ def min_exp_sqrt_plus_beta(logc, a: float, b: float):
     return value, beta
 
 
-def _split_root(R: float, b: float, weight: int) -> float:
-    r"""Root :math:`\beta_0` of :math:`-w/(R-\beta_0) + b/(2\beta_0\sqrt{\ln(2/\beta_0)}) = 0` on
-    :math:`(0, R)`, the optimal share of the Theorem 20 block when ``weight`` = w other pieces
-    share the rest of the slack R. The left side decreases strictly in :math:`\beta_0`
-    (:math:`\beta\sqrt{\ln(2/\beta)}` increases for :math:`\beta < 2/\sqrt e`), so it is found by
-    bisection in :math:`L_0 = \ln(2/\beta_0)`."""
-
-    def g(L):  # increasing in L (decreasing in beta0 = 2 e^{-L})
-        beta0 = 2.0 * np.exp(-L)
-        return -weight / (R - beta0) + b * np.exp(L) / (4.0 * np.sqrt(L))
-
-    L_lo = np.array([math.log(2.0 / R) + 1e-15])  # beta0 just below R: g -> -inf
-    hi = _grow_upper(g, np.array([max(1.0, math.log(2.0 / R) + 1.0)]))
-    return float(_bisect_increasing(g, L_lo, hi)[0])
+def _log_sub(log_r: float, log_x):
+    """ln(R - x) from ln R and ln x (x < R)."""
+    return log_r + np.log1p(-np.exp(log_x - log_r))
 
 
-def max_log_gamma_composite(R0: float, a: float, b: float, n_blocks: int):
+def _split_root(log_R: float, b: float, weight: int) -> float:
+    r"""Root :math:`L_0 = \ln(2/\beta_0)` of :math:`-w/(R-\beta_0) + b/(2\beta_0\sqrt{L_0}) = 0` on
+    :math:`\beta_0 \in (0, R)`, the optimal share of the Theorem 20 block when ``weight`` = w
+    other pieces share the rest of the slack R (given as ``log_R`` = ln R, so that R far below
+    the double range works). The left side decreases strictly in :math:`\beta_0`
+    (:math:`\beta\sqrt{\ln(2/\beta)}` increases for :math:`\beta < 2/\sqrt e`); in logarithms the
+    condition is :math:`h(L) = \ln b + L - \ln 4 - \tfrac12\ln L - \ln w + \ln(R - 2e^{-L}) = 0`,
+    h increasing, solved by bisection in L."""
+    lnb, lnw, ln4 = math.log(b), math.log(weight), math.log(4.0)
+
+    def h(L):
+        with np.errstate(divide="ignore"):
+            return lnb + L - ln4 - 0.5 * np.log(L) - lnw + _log_sub(log_R, LN2 - L)
+
+    L_lo = np.array([LN2 - log_R])  # beta0 = R: h = -inf
+    hi = _grow_upper(h, np.array([max(1.0, LN2 - log_R + 1.0)]))
+    return float(_bisect_increasing(h, L_lo, hi)[0])
+
+
+def max_log_gamma_composite(log_R0: float, a: float, b: float, n_blocks: int):
     r"""Maximise :math:`(J+1)\ln\frac{R_0-\beta_0}{J+1} - (a + b\sqrt{\ln(2/\beta_0)})` over
     :math:`\beta_0 \in (0, R_0)` (J = ``n_blocks`` description-length blocks sharing the rest
-    of the slack equally, THEORY.md 3.2 and 2.7).
+    of the slack equally, THEORY.md 3.2 and 2.7). ``log_R0`` = ln R0.
 
     Returns
     -------
     log_value : float
         The maximum (natural log).
     beta0 : float
-        The maximiser.
+        The maximiser (0.0 where it underflows).
     """
     J1 = n_blocks + 1
     if b <= 0:
-        return J1 * math.log(R0 / J1) - a, 0.0
-    L = _split_root(R0, b, J1)
-    beta0 = 2.0 * math.exp(-L)
-    return J1 * math.log((R0 - beta0) / J1) - (a + b * math.sqrt(L)), beta0
+        return J1 * (log_R0 - math.log(J1)) - a, 0.0
+    L = _split_root(log_R0, b, J1)
+    log_rest = float(_log_sub(log_R0, LN2 - L))
+    return J1 * (log_rest - math.log(J1)) - (a + b * math.sqrt(L)), 2.0 * math.exp(-L)
 
 
 def min_bits_composite(R: float, a: float, b: float, n_blocks: int):
@@ -127,6 +143,7 @@ def min_bits_composite(R: float, a: float, b: float, n_blocks: int):
         raise ValueError("min_bits_composite needs at least one description-length block")
     if b <= 0:
         return a + J * math.log(J / R), 0.0
-    L = _split_root(R, b, J)
-    beta0 = 2.0 * math.exp(-L)
-    return a + b * math.sqrt(L) + J * math.log(J / (R - beta0)), beta0
+    log_R = math.log(R)
+    L = _split_root(log_R, b, J)
+    log_rest = float(_log_sub(log_R, LN2 - L))
+    return a + b * math.sqrt(L) + J * (math.log(J) - log_rest), 2.0 * math.exp(-L)

@@ -20,6 +20,7 @@ import pandas as pd
 from ._validation import check_choice, check_int, check_probability
 from .accounting.certificates import PRODUCT, DescriptionLength
 from .accounting.ledger import Ledger
+from .accounting.totals import LedgerTotals
 from .corrections import correct
 from .exceptions import NoBoundError, SelectiveWarning
 from .report import TABLE_COLUMNS, CorrectedTable
@@ -70,6 +71,7 @@ class Analysis:
                              budget_epsilon=budget_epsilon)
         self._selections: list[Selection] = []
         self._tests: list[tuple[Any, Any]] = []
+        self._void: list[str] = []  # steps that touched the data but could not be recorded
 
     @property
     def data(self) -> pd.DataFrame:
@@ -87,6 +89,30 @@ class Analysis:
     def results(self) -> tuple[Any, ...]:
         return tuple(r for _, r in self._tests)
 
+    @property
+    def void_reasons(self) -> tuple[str, ...]:
+        """Why the information-based corrections of this analysis are void (empty if they are not):
+        a step that had already looked at the data was refused by the ledger."""
+        return tuple(self._void)
+
+    def _record_after_look(self, certificate, label: str) -> None:
+        """Record a step whose mechanism already ran on the data; if the ledger refuses it, the
+        look is not covered by any bound, so the information-based corrections become void."""
+        try:
+            self.ledger.record(certificate, label)
+        except ValueError as exc:
+            self._void.append(f"step {label!r} ran on the data but was refused by the ledger ({exc})")
+            raise
+
+    def _warn_if_tests_seen(self) -> None:
+        if self._tests:
+            warnings.warn(
+                "a selection step after tests have been run: the naive results already seen are not on "
+                "the ledger, so choices informed by them are not accounted for. Select first, then test.",
+                SelectiveWarning,
+                stacklevel=3,
+            )
+
     def select(self, selector: Any, *, label: str | None = None) -> Selection:
         """Run ``selector`` on the data and record its certificate on the ledger.
 
@@ -103,6 +129,7 @@ class Analysis:
             raise TypeError(f"`selector` must have a select(data, rng) method; got {selector!r}.")
         declared = declared_certificate(selector)
         name = label if label is not None else type(selector).__name__
+        self._warn_if_tests_seen()
         if declared is not None:
             self.ledger.check(declared)
         else:
@@ -119,27 +146,32 @@ class Analysis:
             if declared is not None:
                 failed = (DescriptionLength(declared.n_outcomes + 1) if isinstance(declared, DescriptionLength)
                           else declared)
-                self.ledger.record(failed, f"{name} (failed: {type(exc).__name__})")
+                self._record_after_look(failed, f"{name} (failed: {type(exc).__name__})")
+            else:
+                self._void.append(f"{name} failed after reading the data and declared no certificate")
             raise
         if not isinstance(sel, Selection):
             raise TypeError(f"`selector.select` must return a Selection; got {type(sel).__name__}.")
         if declared is not None and sel.certificate != declared:
-            self.ledger.record(declared, f"{name} (inconsistent certificate)")
+            self._record_after_look(declared, f"{name} (inconsistent certificate)")
             raise ValueError(
                 f"{type(selector).__name__} declared {declared.describe()} but its selection carries "
                 f"{sel.certificate.describe()}; the declared certificate was recorded and the selection discarded."
             )
-        self.ledger.record(sel.certificate, label if label is not None else sel.label)
+        self._record_after_look(sel.certificate, label if label is not None else sel.label)
         self._selections.append(sel)
         return sel
 
     def record(self, selection: Selection) -> Selection:
         """Record a selection made through an interactive mechanism (e.g. the queries answered by
         a :class:`~selective.selectors.Thresholdout` on this analysis' data), with its
-        certificate. Checked against the order rules and budget like :meth:`select`."""
+        certificate. The mechanism has already looked at the data, so if the ledger refuses the
+        step (order rule, budget) the error is raised *and* the analysis' information-based
+        corrections become void (:attr:`void_reasons`; only a declared Bonferroni stays)."""
         if not isinstance(selection, Selection):
             raise TypeError(f"`selection` must be a Selection; got {type(selection).__name__}.")
-        self.ledger.record(selection.certificate, selection.label)
+        self._warn_if_tests_seen()
+        self._record_after_look(selection.certificate, selection.label)
         self._selections.append(selection)
         return selection
 
@@ -170,6 +202,12 @@ class Analysis:
         if not self._tests:
             raise ValueError("no test has been run: call Analysis.test(spec) before report().")
         totals = self.ledger.totals()
+        if self._void:
+            # a look at the data is missing from the ledger: no information bound covers the
+            # analysis; Bonferroni over declared hypotheses does not depend on the ledger
+            reason = "corrections from the ledger are void: " + "; ".join(self._void)
+            totals = LedgerTotals(n_rows=totals.n_rows, n_steps=totals.n_steps, maxinfo=None, union=None,
+                                  mutual_info=None, maxinfo_reason=reason, notes=totals.notes)
         pvals = np.array([r.pvalue_naive for _, r in self._tests], dtype=float)
         corr = correct(pvals, totals, alpha=a, n_candidates=self.n_candidates)
         gamma = corr.gamma_best

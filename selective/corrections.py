@@ -74,6 +74,14 @@ __all__ = [
 LN2 = math.log(2.0)
 
 
+def _with_rounding_margin(info_nats: float) -> float:
+    """An information bound raised by a margin that covers the rounding error of evaluating the
+    binary KL divergence in double precision (about 1e-17 absolute near gamma = alpha, where
+    its terms cancel), so that a threshold defined by a root is never on the invalid side. The
+    effect on gamma is far below 1e-9 relative."""
+    return info_nats * (1 + 1e-14) + 1e-15
+
+
 # --------------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------------
@@ -216,7 +224,7 @@ def gamma_pure_dp_product(alpha: float, epsilon: float, n_rows: int) -> Threshol
     eps = check_positive("epsilon", epsilon)
     n = check_int("n_rows", n_rows, low=1)
     A, B = _thm20_ab(eps, n)
-    log_g, beta = max_log_gamma_composite(a, A, B, 0)
+    log_g, beta = max_log_gamma_composite(math.log(a), A, B, 0)
     k = LOG2_E * (A + B * math.sqrt(math.log(2.0 / beta))) if beta > 0 else math.inf
     return Threshold(alpha=a, log2_gamma=log_g / LN2, beta=beta, bits=k,
                      route="pure DP, Theorem 20 (product data), optimal beta")
@@ -325,9 +333,13 @@ def gamma_mi_via_maxinfo(alpha: float, mi_bits: float, *, form: str = "optimal")
     m = _mi(mi_bits)
     if form == "optimal":
         c = m + MI_TO_MAXINFO_CONSTANT_BITS
-        k = (c + math.sqrt(c * c + 4 * a * c / LN2)) / (2 * a)
+        q = 4 * a * c / LN2
+        s = math.sqrt(c * c + q)
+        k = (c + s) / (2 * a)
         beta = c / k
-        return Threshold(alpha=a, log2_gamma=math.log2(a - beta) - k, beta=beta, bits=k,
+        # alpha - beta = alpha (s - c)/(s + c) with s - c = q/(s + c): no cancellation for large m
+        log2_gap = math.log2(a) + math.log2(q) - 2 * math.log2(s + c)
+        return Threshold(alpha=a, log2_gamma=log2_gap - k, beta=beta, bits=k,
                          route="mutual information via max-information (optimal k)")
     if form in ("beta_half_alpha", "slide"):
         const = MI_TO_MAXINFO_CONSTANT_BITS if form == "beta_half_alpha" else MI_TO_MAXINFO_SLIDE_CONSTANT_BITS
@@ -406,7 +418,7 @@ def gamma_mi_russo_zou(alpha: float, mi_bits: float, *, form: str = "optimal") -
 
     lo = np.array([m / (4 * a * a)])  # sqrt(m/L) = 2 alpha there, so F > 0
     hi = np.array([max(4 * m / (a * a), math.log2(1 / a) + 2.0)])  # F < 0 there
-    L = float(_bisect_increasing(lambda x: -F(x), lo, hi)[0])
+    L = float(_bisect_increasing(lambda x: -F(x), lo, hi, side="hi")[0])  # valid side: F <= 0
     return Threshold(alpha=a, log2_gamma=-L - 1.0, route="mutual information, Russo-Zou (optimal)")
 
 
@@ -442,9 +454,9 @@ def gamma_mi_kl(alpha: float, mi_bits: float) -> Threshold:
     """
     a = _alpha(alpha)
     m = _mi(mi_bits)
-    I = m * LN2
-    if I == 0:
+    if m == 0:
         return Threshold(alpha=a, log2_gamma=math.log2(a), route="mutual information, binary KL")
+    I = _with_rounding_margin(m * LN2)
     la, l1a = math.log(a), math.log1p(-a)
 
     def d_of_u(u):  # d(alpha || e^u), decreasing in u on (-inf, ln alpha)
@@ -452,7 +464,7 @@ def gamma_mi_kl(alpha: float, mi_bits: float) -> Threshold:
 
     lo = np.array([la - (I - (1 - a) * l1a) / a - 1.0])  # d > I there
     hi = np.array([la])  # d = 0 there
-    u = float(_bisect_increasing(lambda x: I - d_of_u(x), lo, hi)[0])
+    u = float(_bisect_increasing(lambda x: I - d_of_u(x), lo, hi, side="lo")[0])  # valid side: d >= I
     return Threshold(alpha=a, log2_gamma=u / LN2, route="mutual information, binary KL")
 
 
@@ -461,7 +473,7 @@ def corrected_pvalue_mi_kl(pvalue, mi_bits: float):
     :math:`\ln(1/p) \le m\ln 2` (THEORY.md 3.4a, derived; binary KL in nats)."""
     p = check_pvalues("pvalue", pvalue)
     m = _mi(mi_bits)
-    I = m * LN2
+    I = _with_rounding_margin(m * LN2) if m > 0 else 0.0
     flat = p.ravel().astype(float)
     out = flat.copy()
     if I > 0:
@@ -475,7 +487,7 @@ def corrected_pvalue_mi_kl(pvalue, mi_bits: float):
             def f(u):  # d(e^u || p) - I, increasing in u on [ln p, 0]
                 return _binary_kl(np.exp(u), lpi, l1p) - I
 
-            u = _bisect_increasing(f, lpi, np.zeros_like(lpi))
+            u = _bisect_increasing(f, lpi, np.zeros_like(lpi), side="hi")  # valid side: d(a||p) >= I
             out[inner] = np.exp(u)
     return _scalar_or_array(_clip1(out.reshape(p.shape)), pvalue)
 
@@ -539,8 +551,8 @@ def gamma_union_dl_and_pure_dp_product(alpha: float, n_outcomes_total: int, epsi
     eps = check_positive("epsilon", epsilon)
     n = check_int("n_rows", n_rows, low=1)
     A, B = _thm20_ab(eps, n)
-    log_g, beta = max_log_gamma_composite(a / N, A, B, 0)
-    k = LOG2_E * (A + B * math.sqrt(math.log(2.0 / beta)))
+    log_g, beta = max_log_gamma_composite(math.log(a) - math.log(N), A, B, 0)
+    k = LOG2_E * (A + B * math.sqrt(math.log(2.0 / beta))) if beta > 0 else math.inf
     return Threshold(alpha=a, log2_gamma=log_g / LN2, beta=beta, bits=k, route="union route (Theorem 20)")
 
 
@@ -588,7 +600,7 @@ def gamma_maxinfo(alpha: float, family: MaxInfoFamily) -> Threshold:
                      route="max-information" + (" (Theorem 19 for the DP steps)" if eps > 0 else ""))
     if eps > 0:
         A, B = _thm20_ab(eps, n)
-        log_b, beta0 = max_log_gamma_composite(R0, A, B, J)
+        log_b, beta0 = max_log_gamma_composite(math.log(R0), A, B, J)
         log_b -= lnN + K
         if log_b > log_a:
             best = Threshold(alpha=a, log2_gamma=log_b / LN2,
@@ -632,12 +644,10 @@ def gamma_union(alpha: float, route: UnionRoute) -> Threshold:
                      route="union bound" + (" (Theorem 19 for the DP steps)" if eps > 0 else " (Bonferroni over outcomes)"))
     if eps > 0:
         A, B = _thm20_ab(eps, n)
-        aN = math.exp(math.log(a) - lnN)
-        if aN > 0:
-            log_b, beta = max_log_gamma_composite(aN, A, B, 0)
-            if log_b > log_a:
-                best = Threshold(alpha=a, log2_gamma=log_b / LN2, beta=beta,
-                                 route="union bound (Theorem 20 for the DP steps, product data)")
+        log_b, beta = max_log_gamma_composite(math.log(a) - lnN, A, B, 0)
+        if log_b > log_a:
+            best = Threshold(alpha=a, log2_gamma=log_b / LN2, beta=beta,
+                             route="union bound (Theorem 20 for the DP steps, product data)")
     return best
 
 

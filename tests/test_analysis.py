@@ -247,3 +247,33 @@ class TestSelectAccounting:
         with pytest.warns(SelectiveWarning, match="declares no certificate"):
             a.select(Undeclared())
         assert a.ledger.certificates == (DescriptionLength(3),)
+
+
+def test_refused_step_after_a_look_voids_the_information_corrections():
+    from selective import BudgetExceededError
+
+    data = load_biomarkers()
+    a = Analysis(data, budget_epsilon=0.5, n_candidates=60)
+    with pytest.raises(BudgetExceededError):
+        a.record(Selection(value=("answers seen",), certificate=PureDP(2.0), label="thresholdout"))
+    assert a.void_reasons and "thresholdout" in a.void_reasons[0]
+    a.test(TwoSampleTTest(column="m07", group="arm", levels=("treatment", "control"), usevar="unequal"))
+    t = a.report()
+    row = t.frame.iloc[0]
+    assert np.isnan(row.pvalue_maxinfo) and np.isnan(row.pvalue_mutual_info)
+    assert row.pvalue_best == row.pvalue_bonferroni  # the declaration-based route stays
+    assert "void" in t.footnote
+    b = Analysis(data)  # no Bonferroni: nothing valid remains
+    b.record(Selection(value=("x",), certificate=DescriptionLength(5)))
+    with pytest.raises(CompositionOrderError):
+        b.record(Selection(value=("y",), certificate=ApproxDP(0.1, 1e-6)))
+    b.test(TwoSampleTTest(column="m07", group="arm", levels=("treatment", "control")))
+    assert np.isnan(b.report().frame.pvalue_best.iloc[0])
+
+
+def test_selecting_after_testing_warns():
+    data = load_biomarkers()
+    a = Analysis(data)
+    a.test(TwoSampleTTest(column="m07", group="arm", levels=("treatment", "control")))
+    with pytest.warns(SelectiveWarning, match="after tests have been run"):
+        a.record(Selection(value=("m07",), certificate=DescriptionLength(2)))

@@ -89,7 +89,7 @@ def advanced_composition(epsilon: float, n_steps: int, delta_prime: float, *, de
 
 
 def zcdp_composition(*certificates: ZCDP) -> ZCDP:
-    r"""Adaptive composition of zCDP steps: ρ's add ([BS]_ Lemma 2.3)."""
+    r"""Adaptive composition of zCDP steps: ρ's add ([BS]_ Lemma 1.7)."""
     if not certificates:
         raise ValueError("`certificates` must hold at least one ZCDP; got none.")
     for i, c in enumerate(certificates):

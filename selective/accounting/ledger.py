@@ -133,6 +133,8 @@ def compute_totals(n_rows: int, certificates: tuple[Certificate, ...]) -> Ledger
                 "the output may reveal everything, THEORY 4.5)."
             )
             last_dl = False
+        elif isinstance(c, DescriptionLength) and c.n_outcomes == 1:
+            last_dl = False  # one possible output reveals nothing; it still ends the first DP block
         elif isinstance(c, DescriptionLength):
             if last_dl:
                 dl_blocks[-1] += c.log2_n_outcomes  # consecutive steps form one description-length algorithm

@@ -178,3 +178,44 @@ def test_interval_at_level_matches_quantiles():
     assert 50 < hi < 60 and lo == -hi
     lo, hi = C.interval_at_level(0.0, 1.0, -2000.0, df=30)
     assert math.isfinite(hi) and hi > 1e10
+
+
+def test_extreme_inputs_do_not_crash():
+    """Review findings: alpha / N below the double range in the union route, and a very large
+    mutual information in the via-max-information route."""
+    import math as _m
+
+    from selective.accounting import DescriptionLength, Ledger, PureDP, ZCDP
+
+    N = sum(_m.comb(20000, j) for j in range(121))  # log2 N ~ 1053.5: alpha / N is subnormal
+    led = Ledger(n_rows=5000)
+    led.record(PureDP(0.01))
+    led.record(DescriptionLength(N))
+    c = C.correct([1e-300, 0.5], led.totals(), alpha=0.05)
+    assert _m.isfinite(c.gamma_best.log2_gamma) and c.gamma_best.log2_gamma < -1000
+    t = C.gamma_union(0.05, UnionRoute(n_rows=5000, log2_n_outcomes=_m.log2(N), dp_epsilon=0.01))
+    assert -1200 < t.log2_gamma < -1000
+    g = C.gamma_mi_via_maxinfo(0.05, 1e15)
+    assert g.log2_gamma == pytest.approx(_m.log2(0.05) + _m.log2(4 * 0.05 / _m.log(2) / (2 * 1e15)) - g.bits, rel=1e-9)
+    led = Ledger(n_rows=10**6)
+    led.record(DescriptionLength(10))
+    led.record(ZCDP(0.01))
+    assert C.correct([1e-3], led.totals(), alpha=1e-6).pvalue_best[0] == 1.0
+
+
+def test_root_defined_thresholds_are_on_the_valid_side():
+    """gamma_mi_kl: d(alpha || gamma) >= I at the returned gamma; corrected p: d(p~ || p) >= I
+    (binary KL evaluated exactly in 50-digit decimal arithmetic)."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 50
+
+    def kl(x: float, y: float) -> Decimal:
+        X, Y = Decimal(x), Decimal(y)
+        return X * (X / Y).ln() + (1 - X) * ((1 - X) / (1 - Y)).ln()
+
+    for m, a in ((0.3, 0.05), (2.0, 0.01), (1e-4, 0.1)):
+        I = Decimal(m) * Decimal(2).ln()
+        assert kl(a, C.gamma_mi_kl(a, m).gamma) >= I
+        q = float(C.corrected_pvalue_mi_kl(1e-6, m))
+        assert q == 1.0 or kl(q, 1e-6) >= I

@@ -6,7 +6,7 @@ import math
 import warnings
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from selective import BudgetExceededError, CompositionOrderError, NoBoundError, SelectiveWarning
@@ -252,6 +252,7 @@ def test_order_rule_and_refused_steps_leave_no_trace(history):
 
 
 @given(dls=st.lists(st.integers(1, 10**4), min_size=1, max_size=4), beta=st.floats(1e-6, 0.2))
+@example(dls=[1, 5, 1], beta=0.01)
 @settings(deadline=None)
 def test_description_length_composition_adds(dls, beta):
     """Separated by pure-DP steps, description-length blocks add their bits (Lemma 14)."""
@@ -260,8 +261,9 @@ def test_description_length_composition_adds(dls, beta):
         if j:
             quiet_record(led, PureDP(0.01))
         led.record(DescriptionLength(N))
-    J = len(dls)
+    J = sum(N > 1 for N in dls)  # a step with a single possible output reveals nothing
     k = led.max_info(beta).bits
-    # equal split of beta over J blocks plus Theorem 19 for the J-1 DP steps
-    want = sum(math.log2(N) for N in dls) + J * math.log2(J / beta) + (J - 1) * 0.01 * 10 * math.log2(math.e)
+    # equal split of beta over the J informative blocks plus Theorem 19 for the DP steps
+    want = (sum(math.log2(N) for N in dls) + (J * math.log2(J / beta) if J else 0.0)
+            + (len(dls) - 1) * 0.01 * 10 * math.log2(math.e))
     assert k == pytest.approx(want, rel=1e-9)
