@@ -3,6 +3,25 @@
 Exact samplers (no floating point in the law; Canonne, Kamath, Steinke 2020) back every
 mechanism that issues a certificate; :mod:`selective.mechanisms.continuous` holds the fast
 floating-point noise for simulations only (no certificate).
+
+Randomness and secrecy of the noise
+-----------------------------------
+Every mechanism takes ``rng``: a :class:`numpy.random.Generator`, an integer seed, or None.
+The certificates assume the noise is unknown to whoever sees the release.
+
+* A **seeded** generator (``rng=42``, ``default_rng(42)``, or any generator whose seed or state
+  is stored, logged, shared or guessable) makes the noise reproducible by anyone who knows the
+  seed: they can recompute the noise and subtract it, and the release is then not private at
+  all. Seeds are for tests, simulations and reproducible examples.
+* For a release that must stay private, pass ``rng=None`` (the default): a fresh generator is
+  seeded from operating-system entropy and is not stored.
+* numpy's default bit generator, PCG64, is a fast statistical generator, **not** a
+  cryptographically secure one: its state can in principle be reconstructed from enough of its
+  output. The samplers only consume uniform integers and bytes through the Generator API
+  (``integers``, ``bytes``), so they work with every numpy bit generator (MT19937, PCG64,
+  PCG64DXSM, Philox, SFC64) with exactly the same law; none of these is a CSPRNG either.
+  Where an adversary could observe other output of the same generator, use a generator that
+  draws only for the release (the default ``rng=None`` does).
 """
 
 from .continuous import simulation_exponential, simulation_gaussian, simulation_gumbel, simulation_laplace

@@ -2,11 +2,14 @@ r"""Exponential mechanism, report noisy max and noisy top-k (THEORY.md 5.3).
 
 Exact samplers (default): utilities are rounded to a power-of-two grid g <= Δ/2^20 (so the
 rounded utilities have sensitivity at most Δ + g) and the selection probabilities
-:math:`\propto e^{-\gamma_r}`, :math:`\gamma_r=\varepsilon'(\tilde u_{\max}-\tilde u_r)/(2(\Delta+g))`
+:math:`\propto e^{-\gamma_r}`, :math:`\gamma_r=\varepsilon'(\tilde u_{\max}-\tilde u_r)/(2(\Delta+3g))`
 with :math:`\varepsilon'\le\varepsilon` a dyadic rational, are realised with exact
 Bernoulli(:math:`e^{-\gamma}`) coins (Canonne, Kamath, Steinke 2020, Algorithm 1). The
 certificate is therefore exactly ε. Rounding shifts all utilities relative to the maximum,
-which cancels in the normalisation, so only per-candidate rounding (at most g/2) matters.
+which cancels in the normalisation, so only per-candidate rounding (at most g/2) matters. The
+*computed* utilities must have sensitivity at most Δ; two grid steps of slack (the 3g instead
+of g above, about 2Δ/2^20) cover floating-point rounding in computing them; larger numerical
+errors are not covered.
 
 Fast path (``exact=False``): numpy Gumbel / exponential noise on doubles, for simulations
 only; it carries no certificate (Mironov 2012; THEORY.md 7.1).
@@ -24,6 +27,7 @@ from scipy import special
 
 from .._validation import check_choice, check_int, check_positive, check_rng
 from ..accounting.certificates import PureDP
+from . import _grid
 from .samplers import _bernoulli_exp_general, _py_bernoulli_exp_general, _py_uniform_below, _split_ratio
 
 __all__ = [
@@ -97,7 +101,8 @@ def _exact_numerators(u: np.ndarray, epsilon: float, sensitivity: float) -> tupl
     """gamma_r = num_r / den >= 0 with P[r] proportional to exp(-gamma_r), exactly.
 
     Rounded utilities M_r = rint(u_r / g) (g a power of two <= Δ/2^20: exact); the integer
-    sensitivity of M is at most floor(Δ/g) + 1; coefficient c = eps'/(2(floor(Δ/g) + 1)) with
+    sensitivity of M is at most floor(Δ/g) + 1, taken as floor(Δ/g) + 3 (2 steps of slack for
+    floating-point error in the computed utilities); coefficient c = eps'/(2(floor(Δ/g) + 1)) with
     eps' <= eps a dyadic rational, so exp(-gamma_r) is an eps'-DP exponential mechanism on M.
     Subtracting any common constant from all num_r leaves the law unchanged.
     """
@@ -110,7 +115,7 @@ def _exact_numerators(u: np.ndarray, epsilon: float, sensitivity: float) -> tupl
     eps_num = math.floor(Fraction(epsilon) * 2**bits)
     if eps_num <= 0:  # pragma: no cover - bits adapt to epsilon
         raise ValueError(f"`epsilon` is too small for the exact sampler; got {epsilon!r}.")
-    d_grid = math.floor(Fraction(sensitivity) / Fraction(g)) + 1  # integer sensitivity of M
+    d_grid = math.floor(Fraction(sensitivity) / Fraction(g)) + 1 + _grid.FLOAT_SLACK_STEPS  # sensitivity of M
     c = Fraction(eps_num, 2**bits) / (2 * d_grid)
     num_c, den = c.numerator, c.denominator
     if int(diff.max()) * num_c < 2**62 and den < 2**62:

@@ -16,7 +16,8 @@ from scipy import optimize, special
 from .._validation import check_in_interval, check_int, check_positive, check_probability, check_rng
 from ..accounting.certificates import ZCDP
 from . import _grid
-from .samplers import _discrete_gaussian_array, fraction_at_least
+from .laplace import _add_exact, _as_int64
+from .samplers import _discrete_gaussian_array, _scale_at_least
 
 __all__ = [
     "gaussian_sigma_classic",
@@ -213,7 +214,14 @@ def gaussian_mechanism(values: Any, *, sensitivity: float, rho: float, rng: Any 
     The discrete Gaussian on an integer query of l2-sensitivity Δ is :math:`\Delta^2/(2\sigma^2)`-zCDP
     (Canonne, Kamath and Steinke 2020, Theorem 4 and Section 2.2 for vectors [R in THEORY.md]).
     Real queries are rounded to a power-of-two grid u <= Δ/(2^20 k), which raises the l2-sensitivity
-    to at most Δ/u + √k in grid units; σ is calibrated to that.
+    to at most Δ/u + √k in grid units, plus 2√k of slack for floating-point error; σ is
+    calibrated to that.
+
+    **Assumption on the float values.** The guarantee needs the *computed* values to have
+    l2-sensitivity at most Δ; summation rounding can exceed it slightly. The slack of 2 grid
+    steps per coordinate covers computed values within one grid step (about Δ/2^20) of a
+    Δ-sensitive function, not more. Integer queries (``integer=True``) must hold integers:
+    a float array with a non-integer value raises, as in :func:`laplace_mechanism`.
     """
     d = check_positive("sensitivity", sensitivity)
     r = check_positive("rho", rho)
@@ -229,17 +237,22 @@ def gaussian_mechanism(values: Any, *, sensitivity: float, rho: float, rng: Any 
     if integer:
         if not float(d).is_integer():
             raise ValueError(f"`sensitivity` must be an integer for an integer query; got {sensitivity!r}.")
+        if arr.dtype.kind == "f" and not np.all(flat == np.rint(flat)):
+            raise ValueError("`values` must be integers when `integer=True`.")
         unit = 1.0
-        grid = flat.astype(np.int64)
+        grid = _as_int64(flat)
         d_eff2 = Fraction(int(d)) ** 2
     else:
         unit = _grid.grid_unit(d, _grid.GRID_BITS + max(flat.size, 1).bit_length())
         grid = _grid.to_grid(flat, unit)
-        # (Δ/u + sqrt(k))^2 <= (Δ/u)^2 + 2 (Δ/u) ceil(sqrt k) + k, an exact rational bound
-        du = Fraction(d) / Fraction(unit)
-        d_eff2 = du * du + 2 * du * math.isqrt(flat.size - 1 if flat.size else 0) + 2 * du + flat.size
-    sigma2 = fraction_at_least(d_eff2 / (2 * Fraction(r)))
+        d_eff2 = _grid.grid_l2_sensitivity_squared(d, unit, flat.size)
+    sigma2 = _scale_at_least(d_eff2 / (2 * Fraction(r)))
     noise = _discrete_gaussian_array(sigma2, flat.size, rng)
-    noisy = grid + noise
-    out = noisy.reshape(arr.shape) if integer else (noisy.astype(np.float64) * unit).reshape(arr.shape)
+    noisy = _add_exact(grid, noise)
+    if integer:
+        if noisy.dtype == object:
+            raise OverflowError("the noisy integer values do not fit int64; pass `integer=False` for a float release.")
+        out = noisy.reshape(arr.shape)
+    else:
+        out = (noisy.astype(np.float64) * unit).reshape(arr.shape)
     return GaussianRelease(values=out, certificate=ZCDP(r), sigma2=sigma2, unit=unit)

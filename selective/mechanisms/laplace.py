@@ -19,7 +19,7 @@ import numpy as np
 from .._validation import check_positive, check_rng
 from ..accounting.certificates import PureDP
 from . import _grid
-from .samplers import _discrete_laplace_array, fraction_at_least
+from .samplers import _discrete_laplace_array, _scale_at_least
 
 __all__ = ["LaplaceScale", "laplace_scale", "LaplaceRelease", "laplace_mechanism"]
 
@@ -131,8 +131,20 @@ def laplace_mechanism(values: Any, *, sensitivity: float, epsilon: float, rng: A
     :math:`t\ge\Delta_1/\varepsilon` gives ε-DP for integer queries of sensitivity Δ₁
     (Canonne, Kamath, Steinke 2020; THEORY.md 5.2). Real queries are rounded to a grid of
     spacing u = 2^e <= Δ₁/(2^20 k) (k coordinates); the rounded vector has integer
-    l1-sensitivity floor(Δ₁/u) + k, and the noise is calibrated to that, so the certificate
-    is exactly ε at a relative cost of at most 2^-20 in noise.
+    l1-sensitivity floor(Δ₁/u) + k, plus 2 grid steps per coordinate of slack for
+    floating-point error, and the noise is calibrated to that, so the certificate is exactly ε
+    at a relative cost of about 3·2^-20 in noise.
+
+    **Assumption on the float values.** The guarantee needs the *computed* values (what is
+    passed as ``values``) to have l1-sensitivity at most Δ₁. Summation rounding can make the
+    computed statistic move slightly more than the exact one; the 2 steps of slack per
+    coordinate (about 2Δ₁/2^20 in total per coordinate) cover errors up to one grid step per
+    coordinate, not more. Compute statistics stably (e.g. ``math.fsum``, counts as integers
+    with ``integer=True``) when the data are large in magnitude relative to Δ₁.
+
+    Integer queries must be integers (checked: a float array with a non-integer value
+    raises) and below 2^63 in absolute value. The noise is drawn from the exact law for every
+    scale (no int64 wrap-around in the sampler or in the addition).
     """
     d = check_positive("sensitivity", sensitivity)
     e = check_positive("epsilon", epsilon)
@@ -151,13 +163,37 @@ def laplace_mechanism(values: Any, *, sensitivity: float, epsilon: float, rng: A
         if arr.dtype.kind == "f" and not np.all(flat == np.rint(flat)):
             raise ValueError("`values` must be integers when `integer=True`.")
         unit, d_int = 1.0, int(d)
-        grid = flat.astype(np.int64)
+        grid = _as_int64(flat)
     else:
         unit = _grid.grid_unit(d, _grid.GRID_BITS + max(flat.size, 1).bit_length())
         grid = _grid.to_grid(flat, unit)
         d_int = _grid.grid_l1_sensitivity(d, unit, flat.size)
-    scale = fraction_at_least(Fraction(d_int) / Fraction(e))
+    scale = _scale_at_least(Fraction(d_int) / Fraction(e))
     noise = _discrete_laplace_array(scale.numerator, scale.denominator, flat.size, rng)
-    noisy = grid + noise
-    out = noisy.reshape(arr.shape) if integer else (noisy.astype(np.float64) * unit).reshape(arr.shape)
+    noisy = _add_exact(grid, noise)
+    if integer:
+        if noisy.dtype == object:
+            raise OverflowError("the noisy integer values do not fit int64; pass `integer=False` for a float release.")
+        out = noisy.reshape(arr.shape)
+    else:
+        out = (noisy.astype(np.float64) * unit).reshape(arr.shape)
     return LaplaceRelease(values=out, certificate=PureDP(e), scale=scale, unit=unit)
+
+
+def _as_int64(flat: np.ndarray) -> np.ndarray:
+    """Integer query values as int64 (refusing values an int64 cannot hold exactly)."""
+    if flat.dtype.kind == "f" and flat.size and not np.all(np.abs(flat) < 2.0**63):
+        raise ValueError("`values` must be below 2^63 in absolute value when `integer=True`.")
+    if flat.dtype.kind == "u" and flat.size and int(flat.max()) >= 2**63:
+        raise ValueError("`values` must be below 2^63 in absolute value when `integer=True`.")
+    return flat.astype(np.int64)
+
+
+def _add_exact(grid: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """grid + noise without int64 wrap-around: int64 when it provably fits, else Python integers."""
+    if grid.size == 0:
+        return grid.copy()
+    bound = int(np.abs(grid).max(initial=0)) + int(np.abs(noise).max(initial=0))
+    if bound < 2**63 - 1:
+        return grid + noise
+    return np.array([int(a) + int(b) for a, b in zip(grid, noise)], dtype=object)

@@ -39,6 +39,9 @@ __all__ = [
 ]
 
 _INT64_SAFE = 2**62
+_INT64_LIMIT = 2**63
+_SCALE_LIMIT = 2**56  # noise scales t/s must stay below this (draws then fit int64)
+_SCALE_BITS = 48  # inexact scales are rounded up to 48 significant bits (relative change < 2^-47)
 _DIGIT = 2**62
 _MAX_ROUNDS = 10_000  # a safety valve: each round rejects with probability >= 1 - e^-1
 
@@ -82,6 +85,28 @@ def fraction_at_least(x: Any, *, denominator: int = 10**6) -> Fraction:
     """
     q = as_fraction("x", x, positive=False)
     return Fraction(math.ceil(q * denominator), denominator)
+
+
+def _scale_at_least(x: Any) -> Fraction:
+    """A short rational >= ``x`` > 0 for a noise scale (private; used by every mechanism).
+
+    ``x`` itself when its numerator and denominator are both below 2^48 (exact: no rounding);
+    otherwise the smallest multiple of a power of two 2^j that is >= x and has at most 48
+    significant bits (relative increase below 2^-47). Unlike ``fraction_at_least(x)`` with
+    its fixed denominator 10^6, the numerator never grows with the magnitude of ``x`` times
+    10^6, so large grid sensitivities do not push the sampler's integers towards 2^63.
+    """
+    q = as_fraction("scale", x)
+    if q.numerator < 2**_SCALE_BITS and q.denominator < 2**_SCALE_BITS:
+        return q
+    # q in [2^(e-1), 2^e): keep _SCALE_BITS bits, i.e. round up to a multiple of 2^(e - _SCALE_BITS)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e <= q:
+        e += 1
+    j = _SCALE_BITS - e  # unit 2^-j
+    if j >= 0:
+        return Fraction(math.ceil(q * 2**j), 2**j)
+    return Fraction(math.ceil(q / 2**-j) * 2**-j)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,23 +264,27 @@ def bernoulli_exp(gamma: Any, *, size: Any = None, rng: Any = None) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
-# scalar path: pure Python integers on raw 64-bit words of the generator (few draws, low overhead)
+# scalar path: pure Python integers on uniforms from the Generator API (few draws, low overhead)
 # ---------------------------------------------------------------------------------------------
 
 
 def _py_uniform_below(k: int, rng: np.random.Generator) -> int:
-    """Uniform integer on {0..k-1} by rejection on raw random bits (exact, any k >= 1)."""
+    """Uniform integer on {0..k-1} (exact, any k >= 1), through the Generator API only.
+
+    ``rng.integers`` for k < 2^63 (numpy's bounded sampler is exact for every bit generator);
+    for larger k, rejection on ``k.bit_length()`` bits taken from ``rng.bytes`` (uniform bytes
+    for every bit generator). Never reads ``bit_generator.random_raw``: its words carry 32
+    random bits for MT19937 and 64 for PCG64, so treating them as 64-bit words is wrong.
+    """
     if k == 1:
         return 0
+    if k < _INT64_LIMIT:
+        return int(rng.integers(0, k))
     bits = (k - 1).bit_length()
-    raw = rng.bit_generator.random_raw
-    while True:
-        r = 0
-        have = 0
-        while have < bits:
-            r = (r << 64) | int(raw())
-            have += 64
-        r >>= have - bits
+    n_bytes = (bits + 7) // 8
+    mask = (1 << bits) - 1
+    while True:  # acceptance probability > 1/2 per round
+        r = int.from_bytes(rng.bytes(n_bytes), "little") & mask
         if r < k:
             return r
 
@@ -296,8 +325,16 @@ _SCALAR_CUTOFF = 8  # below this many draws the pure-Python path is faster
 
 
 def _discrete_laplace_array(t: int, s: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    """n draws with P[Z = z] proportional to exp(-|z| s / t)  (CKS Algorithm 2)."""
-    if n <= _SCALAR_CUTOFF:
+    """n draws with P[Z = z] proportional to exp(-|z| s / t)  (CKS Algorithm 2).
+
+    Exact for every t, s >= 1 with t/s < 2^56 (so that |Z| fits int64 with overwhelming margin):
+    numpy int64 arithmetic where every intermediate provably fits, Python integers otherwise.
+    X = U + t V is formed in Python integers whenever (max V + 1) t could reach 2^63 (int64
+    arithmetic would wrap silently and bound the noise).
+    """
+    if t >= _SCALE_LIMIT * s:
+        raise ValueError(f"the noise scale {t}/{s} is too large for the exact sampler (must be below 2^56).")
+    if n <= _SCALAR_CUTOFF or t >= _INT64_SAFE:  # pure Python integers: any size
         return np.array([_py_discrete_laplace(t, s, rng) for _ in range(n)], dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
     filled = 0
@@ -312,8 +349,14 @@ def _discrete_laplace_array(t: int, s: int, n: int, rng: np.random.Generator) ->
         d = _bernoulli_exp_fraction(u, t, rng)  # accept U with probability exp(-U/t)
         u = u[d]
         v = _bernoulli_exp_minus_one_count(u.size, rng)
-        x = u + t * v  # P[X = x] proportional to exp(-x/t) on {0, 1, ...}
-        y = x // s  # P[Y = y] proportional to exp(-y s/t)
+        # X = U + t V, P[X = x] proportional to exp(-x/t) on {0, 1, ...}; U < t so X < (V + 1) t
+        if u.size and (int(v.max()) + 1) * t < _INT64_LIMIT:
+            y = (u + t * v) // s  # P[Y = y] proportional to exp(-y s/t)
+        else:
+            y_py = [(int(a) + t * int(c)) // s for a, c in zip(u, v)]
+            if any(yy >= _INT64_SAFE for yy in y_py):  # pragma: no cover - needs V >= 64
+                raise OverflowError("discrete Laplace draw beyond 2^62; the scale is too large.")
+            y = np.array(y_py, dtype=np.int64)
         b = rng.integers(0, 2, size=y.size, dtype=np.int64)
         keep = ~((b == 1) & (y == 0))
         z = ((1 - 2 * b) * y)[keep]
@@ -329,8 +372,10 @@ def discrete_laplace(scale: Any, *, size: Any = None, rng: Any = None) -> Any:
     Parameters
     ----------
     scale : int, Fraction, decimal string or float
-        t > 0; a float is first rounded *up* to a multiple of 1e-6 (:func:`fraction_at_least`)
-        so the noise is never smaller than requested. Pass a Fraction to control it exactly.
+        0 < t < 2^56. A float is used at its exact binary value when that has at most 48
+        significant bits in numerator and denominator (always, unless it is tiny), and is
+        otherwise rounded *up* to 48 significant bits, so the noise is never smaller than
+        requested. Pass a Fraction to control it exactly.
     size : int or tuple of int, optional
     rng : numpy.random.Generator or seed, optional
 
@@ -349,15 +394,14 @@ def discrete_laplace(scale: Any, *, size: Any = None, rng: Any = None) -> Any:
     t = _scale_fraction("scale", scale)
     rng = check_rng(rng)
     n, shape = _check_size(size)
-    if t.numerator >= 2**56:
-        raise ValueError(f"`scale` is too large for the exact sampler (numerator {t.numerator} >= 2^56); got {scale!r}.")
+    if t >= _SCALE_LIMIT:
+        raise ValueError(f"`scale` must be below 2^56 for the exact sampler; got {scale!r}.")
     return _shape(_discrete_laplace_array(t.numerator, t.denominator, n, rng), shape)
 
 
 def _scale_fraction(name: str, value: Any) -> Fraction:
     if isinstance(value, float) or (isinstance(value, numbers.Real) and not isinstance(value, numbers.Rational)):
-        as_fraction(name, value)  # validation (finite, positive)
-        return fraction_at_least(value)
+        return _scale_at_least(as_fraction(name, value))  # a float is dyadic: usually exact
     return as_fraction(name, value)
 
 
@@ -397,7 +441,8 @@ def discrete_gaussian(sigma: Any = None, *, sigma2: Any = None, size: Any = None
     Parameters
     ----------
     sigma : float, int or decimal string, optional
-        The scale σ > 0. Its square is rounded *up* to a multiple of 1e-6.
+        The scale σ > 0. Its square is used exactly when short, else rounded *up* to 48
+        significant bits (relative change below 2^-47).
     sigma2 : int, Fraction or decimal string, optional
         The variance parameter σ² given exactly (instead of ``sigma``).
     size : int or tuple of int, optional
@@ -419,7 +464,7 @@ def discrete_gaussian(sigma: Any = None, *, sigma2: Any = None, size: Any = None
         raise ValueError("give exactly one of `sigma` and `sigma2`.")
     if sigma is not None:
         s = as_fraction("sigma", sigma)
-        s2 = fraction_at_least(s * s)
+        s2 = _scale_at_least(s * s)
     else:
         s2 = as_fraction("sigma2", sigma2)
     rng = check_rng(rng)

@@ -8,8 +8,10 @@ answers every further query raises :class:`~selective.exceptions.BudgetExhausted
 
 Noise is exact discrete Laplace on a power-of-two grid u <= Δ/2^16; a real query value f
 is compared with the noisy threshold exactly (rational arithmetic), and the sensitivity is
-taken as ceil(Δ/u) grid steps, so the privacy proof (which shifts the noise by the
-sensitivity) holds verbatim for the implemented algorithm.
+taken as ceil(Δ/u) grid steps plus 2 steps of slack for floating-point error, so the privacy
+proof (which shifts the noise by the sensitivity) holds verbatim for the implemented algorithm,
+provided the *computed* query values have sensitivity at most Δ up to one grid step (summation
+rounding can exceed the exact sensitivity slightly; see :mod:`selective.mechanisms._grid`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from .._validation import check_int, check_positive, check_probability, check_re
 from ..accounting.certificates import ApproxDP, PureDP
 from ..exceptions import BudgetExhausted
 from . import _grid
-from .samplers import _discrete_laplace_array, fraction_at_least
+from .samplers import _discrete_laplace_array, _scale_at_least
 
 __all__ = [
     "AboveThresholdAccuracy",
@@ -157,7 +159,7 @@ class _NoisyComparator:
 
     def scale(self, multiple_of_sensitivity: Fraction) -> Fraction:
         """Noise scale in grid units: at least ``multiple`` times the grid sensitivity."""
-        return fraction_at_least(multiple_of_sensitivity * self._d_int)
+        return _scale_at_least(multiple_of_sensitivity * self._d_int)
 
     def draw(self, scale: Fraction) -> int:
         return int(_discrete_laplace_array(scale.numerator, scale.denominator, 1, self._rng)[0])
@@ -292,7 +294,7 @@ class Sparse:
         else:
             _check_sparse_delta_calibration(self._c, self._epsilon, self._delta)
             # sigma / Δ = sqrt(32 c ln(1/δ))/ε, rounded up to a rational
-            mult = fraction_at_least(math.sqrt(32.0 * self._c * math.log(1.0 / self._delta)) / self._epsilon * (1 + 1e-12))
+            mult = _scale_at_least(math.sqrt(32.0 * self._c * math.log(1.0 / self._delta)) / self._epsilon * (1 + 1e-12))
         self._rho_scale = self._cmp.scale(mult)
         self._nu_scale = self._cmp.scale(2 * mult)
         self._rho = self._cmp.draw(self._rho_scale)
@@ -390,7 +392,7 @@ class NumericSparse:
         self._c = cc
         self._unit = _grid.grid_unit(d, _SVT_GRID_BITS)
         d_round = _grid.grid_l1_sensitivity(d, self._unit, 1)
-        self._ans_scale = fraction_at_least(Fraction(2 * cc * d_round) / (Fraction(2) * Fraction(e) / 9) * (1 + Fraction(1, 10**12)))
+        self._ans_scale = _scale_at_least(Fraction(2 * cc * d_round) / (Fraction(2) * Fraction(e) / 9) * (1 + Fraction(1, 10**12)))
 
     def __repr__(self) -> str:
         return f"NumericSparse(epsilon={self._epsilon!r}, c={self._c}, n_above={self.n_above})"

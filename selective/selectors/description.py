@@ -13,7 +13,8 @@ forward stepwise path of s steps, p!/(p-s)!.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -24,7 +25,7 @@ from ..accounting.certificates import DescriptionLength
 from ..exceptions import BudgetExhausted
 from ..mechanisms.reuse import SparseValidateEll, sparsevalidate_ell, sparsevalidate_n_outcomes
 from .base import Selection
-from .dp import as_score_series
+from .dp import _aligned_values, _declared_candidates
 from .scores import candidate_scores
 
 __all__ = [
@@ -56,8 +57,12 @@ def n_supports(p: int, s: int, *, signs: bool = False) -> int:
 class FiniteChoice:
     """A user function picks one element of a finite candidate set declared in advance.
 
-    Certificate ``DescriptionLength(len(candidates))``. The function's result is checked to be
-    one of the candidates (anything else raises: it would void the certificate).
+    Certificate ``DescriptionLength(len(candidates))``. The function's result is matched
+    against the declared candidates (identity, then ``==``, in declared order) and the MATCHING
+    DECLARED OBJECT is returned, never the function's own object: a value that merely compares
+    equal (a ``str`` subclass carrying extra attributes, an object whose ``__eq__`` always says
+    yes) cannot carry data out. A result that matches no candidate raises a ValueError whose
+    message does not quote it (the message is the same whatever the data).
     """
 
     candidates: tuple
@@ -79,44 +84,78 @@ class FiniteChoice:
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         picked = self.choose(data)
-        if not any(picked is c or _equal(picked, c) for c in self.candidates):
-            raise ValueError(f"`choose` returned {picked!r}, which is not among the declared candidates.")
-        return Selection(value=picked, certificate=self.certificate(), label=self.label,
+        match = _match_declared(picked, self.candidates)
+        if match is None:
+            raise ValueError("`choose` returned a value that is not among the declared candidates.")
+        return Selection(value=self.candidates[match], certificate=self.certificate(), label=self.label,
                          details={"n_candidates": len(self.candidates)})
+
+
+def _match_declared(picked: Any, candidates: tuple) -> int | None:
+    """Position of the first declared candidate that is ``picked`` or equals it; None if none."""
+    for i, c in enumerate(candidates):
+        if picked is c:
+            return i
+    for i, c in enumerate(candidates):
+        if _equal(c, picked):
+            return i
+    return None
 
 
 def _equal(a: Any, b: Any) -> bool:
     try:
         return bool(a == b)
-    except (TypeError, ValueError):
+    except Exception:  # noqa: BLE001 - a failing comparison is "not equal"
         return False
 
 
 @dataclass(frozen=True, slots=True)
 class OrderedTopK:
-    """The k candidates with the largest scores, in score order (ties: earlier candidate first).
+    """The k declared candidates with the largest scores, in score order (ties: earlier declared first).
 
-    Certificate ``DescriptionLength(m!/(m-k)!)`` (m = number of scores).
+    Parameters
+    ----------
+    k : int
+        Number of candidates kept, 1 <= k <= m.
+    score : callable DataFrame -> pandas.Series
+        One finite score per declared candidate: a Series indexed by exactly the declared
+        candidates (any order) or a 1-d array in the declared order. Other labels, a wrong
+        length or a NaN raise a ValueError whose message does not depend on the data.
+    label : str
+    candidates : sequence of labels (keyword only, required)
+        The m candidate names, declared before seeing the data; they fix the output space.
+
+    Notes
+    -----
+    Certificate ``DescriptionLength(m!/(m-k)!)`` (ordered choices of k among the m declared
+    candidates; DFHPRR Thm 17, THEORY.md 2.5), available from :meth:`certificate` before the
+    data are seen.
     """
 
     k: int
     score: Callable[[pd.DataFrame], pd.Series]
     label: str = "ordered top-k"
+    candidates: tuple = field(kw_only=True)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", check_int("k", self.k, low=1))
         if not callable(self.score):
             raise TypeError(f"`score` must be callable; got {self.score!r}.")
+        cands = _declared_candidates("candidates", self.candidates)
+        if self.k > len(cands):
+            raise ValueError(f"`k` must be at most the number of candidates ({len(cands)}); got {self.k}.")
+        object.__setattr__(self, "candidates", cands)
+
+    def certificate(self) -> DescriptionLength:
+        """``DescriptionLength(m!/(m-k)!)``, m = number of declared candidates."""
+        return DescriptionLength(n_ordered_topk(len(self.candidates), self.k))
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
-        s = as_score_series(self.score(data), "score")
-        m = len(s)
-        if self.k > m:
-            raise ValueError(f"`k` must be at most the number of candidates ({m}); got {self.k}.")
-        order = np.argsort(-s.to_numpy(), kind="stable")[: self.k]
-        chosen = tuple(s.index[i] for i in order)
-        return Selection(value=chosen, certificate=DescriptionLength(n_ordered_topk(m, self.k)), label=self.label,
-                         details={"n_candidates": m, "k": self.k})
+        s = _aligned_values(self.score(data), self.candidates, "score")
+        order = np.argsort(-s, kind="stable")[: self.k]
+        chosen = tuple(self.candidates[i] for i in order)
+        return Selection(value=chosen, certificate=self.certificate(), label=self.label,
+                         details={"n_candidates": len(self.candidates), "k": self.k})
 
 
 class SparseValidate:
@@ -127,6 +166,14 @@ class SparseValidate:
     :class:`BudgetExhausted`. The i-th query satisfies :math:`P[\psi_i(S)=1]\le\ell_i\beta_i`
     with :meth:`ell` (exact count :math:`\sum_{j\le\min(i-1,B)}\binom{i-1}j`). The whole
     transcript has certificate ``DescriptionLength(sum_{j<=B} C(m, j))``.
+
+    **Failures answer 1.** If ψ raises an exception, or returns anything other than a bit
+    (``True``/``False``, or an integer 0 or 1), on the holdout, the answer is 1 — a fixed,
+    documented value that counts as a query and uses one unit of B — and no error is raised
+    (warnings inside ψ are suppressed). An error message or warning would reveal the holdout
+    without being counted; with this rule every transcript is still a string of m bits with at
+    most B ones, so the certificate holds. A 1 can therefore also mean "ψ failed": test ψ on
+    other data first.
     """
 
     __slots__ = ("__holdout", "_m", "_budget", "_n_queries", "_n_ones")
@@ -169,14 +216,27 @@ class SparseValidate:
             raise BudgetExhausted(f"SparseValidate has answered its m = {self._m} queries.")
         if self._n_ones >= self._budget:
             raise BudgetExhausted(f"SparseValidate has answered its B = {self._budget} queries with 1.")
-        out = psi(self.__holdout)
-        if isinstance(out, (bool, np.bool_)) or (isinstance(out, (int, np.integer)) and out in (0, 1)):
-            bit = bool(out)
-        else:
-            raise ValueError(f"`psi` must return a bit (True/False or 0/1); got {out!r}.")
-        self._n_queries += 1
+        self._n_queries += 1  # counted before ψ runs: every exit below is a counted answer
+        bit = _run_bit_query(psi, self.__holdout)
         self._n_ones += bit
         return bit
+
+
+def _run_bit_query(psi: Callable[[pd.DataFrame], Any], holdout: pd.DataFrame) -> bool:
+    """ψ(holdout) as a bit; an exception or a non-bit answers True (SparseValidate's fixed rule)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            out = psi(holdout)
+            if isinstance(out, (bool, np.bool_)):
+                return bool(out)
+            if isinstance(out, (int, np.integer)):
+                v = int(out)
+                if type(v) is int and v in (0, 1):
+                    return v == 1
+        except Exception:  # noqa: BLE001 - any failure gets the fixed answer
+            pass
+    return True
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ Each selector is a frozen dataclass whose certificate depends on its parameters 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -41,6 +41,57 @@ def as_score_series(scores: Any, name: str = "score") -> pd.Series:
     return s
 
 
+def _declared_candidates(name: str, candidates: Any) -> tuple:
+    """Validate a declared, ordered candidate set (non-empty, distinct, hashable); return it as a tuple."""
+    if candidates is None or isinstance(candidates, (str, bytes)):
+        raise TypeError(f"`{name}` must be a sequence of candidate names declared before seeing the data; "
+                        f"got {candidates!r}.")
+    cands = tuple(candidates)
+    if len(cands) == 0:
+        raise ValueError(f"`{name}` must hold at least one candidate; got none.")
+    try:
+        distinct = len(set(cands)) == len(cands)
+    except TypeError:
+        raise TypeError(f"`{name}` must hold hashable candidate names.") from None
+    if not distinct:
+        raise ValueError(f"`{name}` must not repeat a candidate.")
+    return cands
+
+
+def _aligned_values(raw: Any, labels: tuple, name: str, what: str = "score") -> np.ndarray:
+    """Values of a score or statistic in the DECLARED order of ``labels``, as float64.
+
+    ``raw`` is a pandas Series indexed by exactly the declared labels (any order) or a 1-d
+    array of the same length (taken in the declared order). Every error message is fixed
+    (data-free): it never quotes a value, a label or a length computed from the data.
+    """
+    m = len(labels)
+    shape_msg = (f"`{name}` must return one {what} per declared name: a pandas Series indexed by exactly the "
+                 f"{m} declared names, or a one-dimensional array of length {m}.")
+    arr = None
+    if isinstance(raw, pd.Series):
+        idx = raw.index
+        ok = False
+        try:
+            ok = len(idx) == m and not idx.has_duplicates and bool(idx.isin(list(labels)).all())
+            if ok:
+                arr = raw.reindex(pd.Index(list(labels), tupleize_cols=False)).to_numpy(dtype=np.float64)
+        except Exception:  # noqa: BLE001 - any failure gets the fixed message below
+            arr = None
+    else:
+        try:
+            arr = np.asarray(raw, dtype=np.float64)
+        except Exception:  # noqa: BLE001
+            arr = None
+        if arr is not None and arr.shape != (m,):
+            arr = None
+    if arr is None or arr.shape != (m,):
+        raise ValueError(shape_msg)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` returned a NaN or infinite {what}; it must be finite.")
+    return arr
+
+
 @dataclass(frozen=True, slots=True)
 class NoisyStatistic:
     r"""Release a statistic of the data with exact Laplace or discrete Gaussian noise.
@@ -62,6 +113,14 @@ class NoisyStatistic:
         the integers directly. Otherwise the statistic is rounded to a fine power-of-two grid
         (see :mod:`selective.mechanisms.laplace`).
     label : str
+    index : sequence of labels, optional (keyword only)
+        The declared names of the statistic's coordinates, fixed before seeing the data. The
+        statistic must then return a pandas Series indexed by exactly these names (any order;
+        it is reindexed to the declared order) or a 1-d array of this length (taken in the
+        declared order), and the release is a Series with this index. Without ``index`` the
+        statistic must return a single number and the release is a number. Anything else
+        raises a ValueError whose message does not depend on the data, so the shape and labels
+        of the release never come from the data.
 
     Notes
     -----
@@ -77,9 +136,12 @@ class NoisyStatistic:
     noise: str = "laplace"
     integer: bool = False
     label: str = "noisy statistic"
+    index: tuple | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         check_choice("noise", self.noise, ("laplace", "gaussian"))
+        if self.index is not None:
+            object.__setattr__(self, "index", _declared_candidates("index", self.index))
         if not callable(self.statistic):
             raise TypeError(f"`statistic` must be callable; got {self.statistic!r}.")
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
@@ -100,10 +162,12 @@ class NoisyStatistic:
         """Compute the statistic and return it with noise; the un-noised value is not kept."""
         rng = check_rng(rng)
         raw = self.statistic(data)
-        index = raw.index if isinstance(raw, pd.Series) else None
-        arr = np.asarray(raw, dtype=np.float64)
-        if not np.all(np.isfinite(arr)):
-            raise ValueError("`statistic` returned a NaN or infinite value; it must be finite.")
+        if self.index is not None:
+            arr = _aligned_values(raw, self.index, "statistic", "value")
+        else:
+            arr = _single_value(raw)
+            if not np.all(np.isfinite(arr)):
+                raise ValueError("`statistic` returned a NaN or infinite value; it must be finite.")
         if self.integer:
             if not np.all(arr == np.rint(arr)):
                 raise ValueError("`statistic` must return integers when `integer=True`.")
@@ -114,26 +178,46 @@ class NoisyStatistic:
         else:
             rel = gaussian_mechanism(arr, sensitivity=self.sensitivity, rho=self.rho, rng=rng, integer=self.integer)
         values: Any = rel.values
-        if index is not None:
-            values = pd.Series(values, index=index, name="noisy")
-        elif values.ndim == 0:
+        if self.index is not None:
+            values = pd.Series(values, index=pd.Index(list(self.index), tupleize_cols=False), name="noisy")
+        else:
             values = values.item()
-        details = {"noise": self.noise, "sensitivity": self.sensitivity, "grid_unit": rel.unit}
+        details = {"noise": self.noise, "sensitivity": self.sensitivity, "grid_unit": rel.unit,
+                   "n_values": 1 if self.index is None else len(self.index)}
         return Selection(value=values, certificate=rel.certificate, label=self.label, details=details)
+
+
+def _single_value(raw: Any) -> np.ndarray:
+    """A statistic declared scalar (no ``index``): a 0-d float array, else a data-free error."""
+    msg = ("`statistic` must return a single number when no `index` is declared; declare `index` "
+           "(the names of its values) for a vector statistic.")
+    arr = None
+    if not isinstance(raw, (pd.Series, pd.DataFrame)):
+        try:
+            arr = np.asarray(raw, dtype=np.float64)
+        except Exception:  # noqa: BLE001 - the fixed message below
+            arr = None
+    if arr is None or arr.ndim != 0:
+        raise ValueError(msg)
+    return arr
 
 
 @dataclass(frozen=True, slots=True)
 class SparseVectorScreen:
     r"""All candidates whose noisy score crosses a threshold, at most ``max_selected`` of them.
 
-    Runs Sparse (Dwork and Roth 2014, Algorithm 2) over the candidates in the order of the
-    score Series, with c = ``max_selected``; stops at the c-th crossing. Certificate
-    ``PureDP(epsilon)`` whatever the number of candidates.
+    Runs Sparse (Dwork and Roth 2014, Algorithm 2) over the candidates in their DECLARED
+    order, with c = ``max_selected``; stops at the c-th crossing. Certificate
+    ``PureDP(epsilon)`` whatever the number of candidates. The candidates and their order are
+    declared in advance: the order of the queries must not depend on the data.
 
     Parameters
     ----------
     score : callable DataFrame -> pandas.Series
-        One score per candidate (finite), each of sensitivity ``sensitivity``.
+        One score per candidate (finite), each of sensitivity ``sensitivity``: a Series indexed
+        by exactly the declared candidates (any order; reindexed to the declared one) or a 1-d
+        array in the declared order. Other labels, a wrong length or a NaN raise a ValueError
+        whose message does not depend on the data.
     threshold : float
     epsilon : float
         ε > 0, nats.
@@ -142,6 +226,8 @@ class SparseVectorScreen:
     max_selected : int
         c >= 1.
     label : str
+    candidates : sequence of labels (keyword only, required)
+        The declared candidate names, in the order in which they are queried.
     """
 
     score: Callable[[pd.DataFrame], pd.Series]
@@ -150,10 +236,12 @@ class SparseVectorScreen:
     sensitivity: float
     max_selected: int
     label: str = "sparse vector screen"
+    candidates: tuple = field(kw_only=True)
 
     def __post_init__(self) -> None:
         if not callable(self.score):
             raise TypeError(f"`score` must be callable; got {self.score!r}.")
+        object.__setattr__(self, "candidates", _declared_candidates("candidates", self.candidates))
         object.__setattr__(self, "threshold", check_real("threshold", self.threshold))
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
@@ -165,9 +253,10 @@ class SparseVectorScreen:
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         rng = check_rng(rng)
-        scores = as_score_series(self.score(data), "score")
+        scores = _aligned_values(self.score(data), self.candidates, "score")
         sv = Sparse(self.threshold, epsilon=self.epsilon, sensitivity=self.sensitivity, c=self.max_selected, rng=rng)
-        hits = sv.screen(scores.to_numpy())
-        chosen = [scores.index[i] for i in hits]
-        details = {"n_candidates": len(scores), "threshold": self.threshold, "max_selected": self.max_selected}
+        hits = sv.screen(scores)
+        chosen = [self.candidates[i] for i in hits]
+        details = {"n_candidates": len(self.candidates), "threshold": self.threshold,
+                   "max_selected": self.max_selected}
         return Selection(value=tuple(chosen), certificate=sv.certificate(), label=self.label, details=details)

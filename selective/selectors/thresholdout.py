@@ -20,6 +20,7 @@ certificate).
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -35,7 +36,7 @@ from ..mechanisms.reuse import (
     thresholdout_parameters,
     thresholdout_privacy,
 )
-from ..mechanisms.samplers import _discrete_laplace_array, fraction_at_least
+from ..mechanisms.samplers import _discrete_laplace_array, _scale_at_least
 
 __all__ = [
     "Thresholdout",
@@ -59,11 +60,11 @@ def _check_frame(name: str, df: Any) -> pd.DataFrame:
     return df
 
 
-def _evaluate(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame, which: str) -> np.ndarray:
-    """phi(rows) as a float array, validated to hold one value in [0, 1] per row."""
+def _evaluate_training(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame) -> np.ndarray:
+    """phi on the (public) training set, validated: one value in [0, 1] per row, else ValueError."""
     vals = np.asarray(phi(rows), dtype=np.float64).ravel()
     if vals.shape[0] != len(rows):
-        raise ValueError(f"`phi` must return one value per row ({len(rows)} on the {which} set); got {vals.shape[0]}.")
+        raise ValueError(f"`phi` must return one value per row ({len(rows)} on the training set); got {vals.shape[0]}.")
     vals = np.ascontiguousarray(vals)
     # one pass: the IEEE-754 bit patterns of +0.0 ... 1.0 are exactly the integers 0 ... _ONE_BITS;
     # negatives (sign bit), values above 1, infinities and NaN all lie above as unsigned integers
@@ -71,8 +72,42 @@ def _evaluate(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame, which: str
         ok = (vals >= 0.0) & (vals <= 1.0)  # slow path: also accepts -0.0
         if not ok.all():
             bad = float(vals[~ok][0])
-            raise ValueError(f"`phi` must map every row into [0, 1]; got {bad!r} on the {which} set.")
+            raise ValueError(f"`phi` must map every row into [0, 1]; got {bad!r} on the training set.")
     return vals
+
+
+def _clip_unit(vals: np.ndarray) -> np.ndarray:
+    """Clip to [0, 1], NaN to 0 (+inf to 1, -inf to 0): a row-wise map into [0, 1]."""
+    return np.clip(np.nan_to_num(vals, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+
+
+def _evaluate_holdout(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame) -> np.ndarray:
+    """phi on the holdout without any exit that depends on the holdout's values.
+
+    Values are clipped to [0, 1] (NaN -> 0). If ``phi(rows)`` raises, or does not return one
+    number per row, phi is evaluated row by row and a row whose evaluation raises or does not
+    give one number counts as 0. Warnings raised inside are suppressed (their presence would
+    depend on the holdout). For a row-wise phi (the contract), the result is the row-wise query
+    x -> clip(phi(x)) with failures as 0, whose holdout sum has sensitivity 1: the privacy
+    analysis is unchanged.
+    """
+    n = len(rows)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            vals = np.asarray(phi(rows), dtype=np.float64).ravel()
+            whole_ok = vals.shape[0] == n
+        except Exception:  # noqa: BLE001 - any failure on the holdout must stay silent
+            whole_ok = False
+        if not whole_ok:
+            vals = np.zeros(n, dtype=np.float64)
+            for i in range(n):
+                try:
+                    v = np.asarray(phi(rows.iloc[i:i + 1]), dtype=np.float64).ravel()
+                    vals[i] = v[0] if v.shape[0] == 1 else 0.0
+                except Exception:  # noqa: BLE001
+                    vals[i] = 0.0
+        return _clip_unit(vals)
 
 
 class Thresholdout:
@@ -101,6 +136,10 @@ class Thresholdout:
     :math:`\hat T=T+\mathrm{Lap}(2\sigma)`; else answer :math:`E_{S_t}[\phi]`.
     Privacy (Lemma 23): ``PureDP(2B/(sigma n))`` on the holdout. Use
     :func:`thresholdout_parameters` for the T and σ of Theorem 25.
+
+    Queries are validated on the training set only; on the holdout their values are clipped
+    to [0, 1] (NaN -> 0) and failures count as 0, so no error depends on the holdout (see
+    :meth:`query`).
     """
 
     __slots__ = ("__train", "__holdout", "_threshold", "_sigma", "_budget", "_remaining", "_rng", "_one_sided",
@@ -122,9 +161,9 @@ class Thresholdout:
         gamma = (n - 1) * u / (1 - (n - 1) * u)
         self._sens = _Q + 1 + math.ceil(2 * _Q * gamma * n)  # integer sensitivity of H
         unit = Fraction(self._sigma) * n * self._sens  # σ on the mean scale, in units of H
-        self._gamma_scale = fraction_at_least(2 * unit)
-        self._eta_scale = fraction_at_least(4 * unit)
-        self._xi_scale = fraction_at_least(unit)
+        self._gamma_scale = _scale_at_least(2 * unit)
+        self._eta_scale = _scale_at_least(4 * unit)
+        self._xi_scale = _scale_at_least(unit)
         self._gamma = self._draw(self._gamma_scale)
         self._n_queries = 0
 
@@ -158,19 +197,31 @@ class Thresholdout:
     def query(self, phi: Callable[[pd.DataFrame], Any]) -> float:
         """Answer the statistical query φ: rows -> [0, 1] (an estimate of its expectation).
 
+        φ must be row-wise: ``phi(rows)`` returns one value per row, the value of a row
+        depending on that row only (the privacy analysis assumes it; it cannot be checked).
+
+        On the training set (public) φ is validated: a value outside [0, 1], NaN, or a wrong
+        number of values raises ValueError, and exceptions of φ propagate. On the holdout
+        nothing is validated, so that no exception, message or warning depends on the holdout:
+        φ's values are clipped to [0, 1] (NaN -> 0, +inf -> 1, -inf -> 0); if φ raises, or
+        does not return one number per row, on the holdout, it is evaluated row by row and a
+        failing row counts as 0; warnings inside φ are suppressed. The clipped φ is itself a
+        query into [0, 1], the case analysed by Dwork et al., so the certificate holds.
+
         Raises
         ------
         BudgetExhausted
             When the B over-threshold answers have been used.
         ValueError
-            When φ returns a value outside [0, 1] (or NaN) on either set.
+            When φ returns a value outside [0, 1] (or NaN), or the wrong number of values, on
+            the training set.
         """
         if not callable(phi):
             raise TypeError(f"`phi` must be callable; got {phi!r}.")
         if self._remaining < 1:
             raise BudgetExhausted(f"Thresholdout has used its budget of B = {self._budget} over-threshold answers.")
-        train_vals = _evaluate(phi, self.__train, "training")
-        hold_vals = _evaluate(phi, self.__holdout, "holdout")
+        train_vals = _evaluate_training(phi, self.__train)
+        hold_vals = _evaluate_holdout(phi, self.__holdout)
         self._n_queries += 1
         train_mean = float(train_vals.mean())
         nq = self._n * _Q
@@ -234,8 +285,8 @@ class ThresholdoutExperiment:
             raise TypeError(f"`phi` must be callable; got {phi!r}.")
         if self._remaining < 1:
             raise BudgetExhausted(f"ThresholdoutExperiment has used its budget of B = {self._budget}.")
-        train_mean = float(_evaluate(phi, self.__train, "training").mean())
-        hold_mean = float(_evaluate(phi, self.__holdout, "holdout").mean())
+        train_mean = float(_evaluate_training(phi, self.__train).mean())
+        hold_mean = float(_evaluate_holdout(phi, self.__holdout).mean())
         self._n_queries += 1
         eta = self._rng.normal(0.0, 4.0 * self._sigma)
         if abs(hold_mean - train_mean) > self._threshold + self._gamma + eta:

@@ -27,6 +27,20 @@ from stats_helpers import FALSE_FAILURE_RATE
 N_DRAWS = 200_000
 
 
+def laplace_tail_pvalue(noise_in_scales: np.ndarray, n_tails: int = 4) -> float:
+    """Chi-square of |noise|/b over [0, 1], (1, 2], ..., (n, inf) against Laplace: P[|Y| > j b] = e^-j.
+
+    The noise is discrete Laplace on a grid whose scale is more than 10^6 grid steps, so the
+    continuous tails are exact to better than 1e-6 per cell.
+    """
+    a = np.abs(noise_in_scales)
+    beyond = np.array([np.sum(a > j) for j in range(1, n_tails + 1)])
+    counts = np.r_[len(a) - beyond[0], -np.diff(beyond), beyond[-1]]
+    tail = np.exp(-np.arange(0, n_tails + 1, dtype=float))
+    probs = np.r_[-np.diff(tail), tail[-1]]
+    return scipy.stats.chisquare(counts, probs * len(a)).pvalue
+
+
 class TestLaplaceMechanism:
     def test_laplace_mechanism_integer_noise_against_exact_pmf(self):
         counts = np.full(N_DRAWS, 7, dtype=np.int64)
@@ -57,6 +71,33 @@ class TestLaplaceMechanism:
         b = 0.3 / 0.6
         z = (rel.values.var() - 2 * b * b) / (2 * b * b * math.sqrt(5.0 / N_DRAWS))
         assert abs(z) < 5.3  # false-failure rate about 1e-7
+
+    def test_laplace_mechanism_tails_at_large_scale(self):
+        """Regression: k = 1000 real values at epsilon = 1e-4 overflowed int64 inside the sampler.
+
+        The noise was bounded (max |noise| about 1.7 b): not DP. The tails P[|noise| > j b],
+        j = 1..4, must match e^-j: 200 releases of 1000 values (200,000 draws), chi-square on
+        5 cells, false-failure rate 1e-6; the bounded noise gives p ~ 0, and a 5% error in
+        the scale gives a noncentrality of about 450 (power ~ 1).
+        """
+        rng = np.random.default_rng(21)
+        noise, releases = [], []
+        for _ in range(200):
+            rel = laplace_mechanism(np.zeros(1000), sensitivity=1.0, epsilon=1e-4, rng=rng)
+            noise.append(rel.values / (float(rel.scale) * rel.unit))
+            releases.append(rel)
+        assert laplace_tail_pvalue(np.concatenate(noise)) > FALSE_FAILURE_RATE
+        rel = releases[0]
+        assert 1.0 / 1e-4 <= float(rel.scale) * rel.unit <= 1.0 / 1e-4 * (1 + 1e-5)
+        assert rel.scale.numerator < 2**53  # no needless inflation of the numerator
+
+    def test_laplace_mechanism_integer_no_wraparound(self):
+        # int64 values near the top: the sum with the noise must not wrap to negative numbers
+        top = np.full(64, 2**63 - 1, dtype=np.int64)
+        with pytest.raises(OverflowError, match="do not fit int64"):
+            laplace_mechanism(top, sensitivity=1, epsilon=1.0, rng=22)
+        near = np.full(64, 2**62, dtype=np.int64)
+        assert np.all(laplace_mechanism(near, sensitivity=1, epsilon=1.0, rng=22).values > 2**61)
 
     def test_laplace_scale_iv(self):
         with pytest.raises(ValueError, match="`sensitivity` must be a finite positive"):
@@ -111,6 +152,13 @@ class TestGaussian:
     def test_discrete_gaussian_delta_decreases_in_sigma(self):
         d = [discrete_gaussian_delta(sigma=s, epsilon=1.0).delta for s in (1.0, 2.0, 4.0)]
         assert d[0] > d[1] > d[2] > 0
+
+    def test_gaussian_mechanism_integer_checks_integrality(self):
+        # like the Laplace mechanism: a non-integer value with integer=True is refused, not truncated
+        with pytest.raises(ValueError, match="`values` must be integers when `integer=True`"):
+            gaussian_mechanism(np.array([1.0, 2.5]), sensitivity=1, rho=0.5, integer=True, rng=1)
+        rel = gaussian_mechanism(np.array([1.0, 2.0]), sensitivity=1, rho=0.5, integer=True, rng=1)
+        assert rel.values.dtype == np.int64
 
     def test_gaussian_iv(self):
         with pytest.raises(ValueError, match="`rho` must be a finite positive"):

@@ -31,6 +31,21 @@ from stats_helpers import FALSE_FAILURE_RATE, assert_rate_near
 N_DRAWS = 200_000
 
 
+def discrete_laplace_tail_pvalue(z: np.ndarray, t: float, n_tails: int = 4) -> float:
+    """Chi-square of |Z| over the cells [0, t], (t, 2t], ..., (n t, inf) against the exact law.
+
+    For P[Z = z] proportional to p^|z|, p = e^{-1/t}: P[|Z| >= m] = 2 p^m / (1 + p), m >= 1, and
+    |Z| > j t iff |Z| >= floor(j t) + 1.
+    """
+    p = math.exp(-1.0 / t)
+    tail = [1.0] + [2.0 * math.exp(-(math.floor(j * t) + 1) / t) / (1.0 + p) for j in range(1, n_tails + 1)]
+    probs = np.r_[-np.diff(tail), tail[-1]]
+    a = np.abs(np.asarray(z, dtype=object))
+    cells = np.array([sum(1 for v in a if v > j * t) for j in range(1, n_tails + 1)])
+    counts = np.r_[len(z) - cells[0], -np.diff(cells), cells[-1]]
+    return scipy.stats.chisquare(counts, probs * len(z)).pvalue
+
+
 def chi_square_against(draws: np.ndarray, log_weight, support_halfwidth: int) -> float:
     """p-value of a chi-square test of integer draws against P[z] proportional to exp(log_weight(z)).
 
@@ -94,6 +109,20 @@ class TestDiscreteLaplace:
         assert abs(z) < 5.3  # two-sided normal tail 1e-7
         assert np.all(draws == np.rint(draws))
 
+    def test_discrete_laplace_no_int64_wraparound_at_large_numerators(self):
+        # Regression: X = U + t V was formed in int64 and wrapped when t V >= 2^63, which bounded
+        # the noise (not DP). t = 2^62 - 1 over s = 2^40 (scale about 4.2e6) wraps for every
+        # V >= 2. The tails P[|Z| > j t], j = 1..4, must match the exact law: 100,000 draws,
+        # false-failure rate 1e-6; the wrapped sampler has no mass beyond 2t (p ~ 0).
+        scale = Fraction(2**62 - 1, 2**40)
+        draws = discrete_laplace(scale, size=100_000, rng=np.random.default_rng(18))
+        assert discrete_laplace_tail_pvalue(draws, float(scale)) > FALSE_FAILURE_RATE
+
+    def test_discrete_laplace_refuses_scale_beyond_2_to_56(self):
+        with pytest.raises(ValueError, match=r"`scale` must be below 2\^56"):
+            discrete_laplace(2**56, rng=1)
+        assert abs(discrete_laplace(Fraction(2**70 + 1, 2**16), rng=1)) < 2**62  # huge numerator, fine scale
+
     def test_discrete_laplace_shapes(self):
         assert isinstance(discrete_laplace(2, rng=1), int)
         assert discrete_laplace(2, size=(3, 4), rng=1).shape == (3, 4)
@@ -112,7 +141,7 @@ class TestDiscreteGaussian:
     @pytest.mark.parametrize("sigma", [1.5, 4.0, 0.7])
     def test_discrete_gaussian_against_exact_pmf(self, sigma):
         draws = discrete_gaussian(sigma, size=N_DRAWS, rng=np.random.default_rng(14))
-        s2 = float(Fraction(math.ceil(Fraction(sigma) ** 2 * 10**6), 10**6))
+        s2 = sigma * sigma  # the sampler rounds sigma^2 up by a relative 2^-47 at most
         width = int(12 * sigma) + 5
         assert chi_square_against(draws, lambda z: -z * z / (2 * s2), width) > FALSE_FAILURE_RATE
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -62,21 +63,93 @@ class TestFiniteChoice:
         with pytest.raises(ValueError, match="at least one candidate"):
             FiniteChoice((), lambda d: None)
 
+    def test_error_message_does_not_quote_the_returned_value(self):
+        # Regression: the message echoed the non-candidate value, i.e. data, at no cost.
+        secret = repr(float(DATA["a"].iloc[0]))
+        with pytest.raises(ValueError) as err:
+            FiniteChoice(("a", "b"), lambda d: float(d["a"].iloc[0])).select(DATA)
+        assert secret not in str(err.value)
+        assert err.value.__context__ is None and err.value.__cause__ is None
+
+    def test_returns_the_declared_object(self):
+        # Regression: the user's own object was returned, so anything comparing equal to a
+        # candidate (a str subclass with extra attributes, a permissive __eq__) carried data out.
+        class Carrier(str):
+            payload = None
+
+        declared = ("a", "b", "c")
+
+        def smuggle(d):
+            c = Carrier("b")
+            c.payload = d["a"].to_numpy()
+            return c
+
+        sel = FiniteChoice(declared, smuggle).select(DATA)
+        assert sel.value is declared[1] and type(sel.value) is str
+
+        class EqualsAll:
+            def __init__(self, data):
+                self.data = data
+
+            def __eq__(self, other):
+                return True
+
+            __hash__ = object.__hash__
+
+        sel = FiniteChoice(declared, lambda d: EqualsAll(d)).select(DATA)
+        assert sel.value is declared[0]
+
+        class RaisingEq:
+            def __eq__(self, other):
+                raise RuntimeError(str(DATA.iloc[0, 0]))
+
+            __hash__ = object.__hash__
+
+        with pytest.raises(ValueError, match="not among the declared candidates") as err:
+            FiniteChoice(declared, lambda d: RaisingEq()).select(DATA)
+        assert err.value.__context__ is None
+
 
 class TestOrderedTopK:
+    CANDS = tuple("abcdef")
+
     def test_order_and_certificate(self):
         score = lambda d: candidate_scores(d, list("abcdef"), target="y", kind="corr").abs()  # noqa: E731
-        sel = OrderedTopK(2, score).select(DATA)
+        top = OrderedTopK(2, score, candidates=self.CANDS)
+        assert top.certificate() == DescriptionLength(6 * 5)  # known before the data
+        sel = top.select(DATA)
         assert sel.value == ("a", "c")
         assert sel.certificate == DescriptionLength(6 * 5)
 
+    def test_output_space_comes_from_the_declaration(self):
+        # Regression: m and the labels came from the score function (data-dependent).
+        declared = ("p", "q", "r")
+        reordered = lambda d: pd.Series([3.0, 1.0, 2.0], index=["r", "p", "q"])  # noqa: E731
+        sel = OrderedTopK(2, reordered, candidates=declared).select(DATA)
+        assert sel.value == ("r", "q") and all(v in declared for v in sel.value)
+        ties = OrderedTopK(2, lambda d: pd.Series([1.0, 1.0, 1.0], index=["r", "q", "p"]), candidates=declared)
+        assert ties.select(DATA).value == ("p", "q")  # ties: declared order
+        assert OrderedTopK(1, lambda d: np.array([0.0, 5.0, 1.0]), candidates=declared).select(DATA).value == ("q",)
+        for bad in (pd.Series([1.0, 2.0, 3.0], index=["p", "q", "zz"]),
+                    pd.Series([1.0, 2.0], index=["p", "q"]),
+                    pd.Series([1.0, 2.0, 3.0, 4.0], index=["p", "q", "r", "s"]),
+                    pd.Series([1.0, 2.0, 3.0], index=["p", "p", "q"]),
+                    np.array([1.0, 2.0])):
+            with pytest.raises(ValueError, match="one score per declared name") as err:
+                OrderedTopK(1, lambda d, b=bad: b, candidates=declared).select(DATA)
+            assert "zz" not in str(err.value) and "'s'" not in str(err.value)
+
     def test_iv(self):
         with pytest.raises(ValueError, match=r"`k` must be at most the number of candidates \(3\); got 4"):
-            OrderedTopK(4, lambda d: pd.Series([1.0, 2.0, 3.0])).select(DATA)
-        with pytest.raises(ValueError, match="NaN or infinite score"):
-            OrderedTopK(1, lambda d: pd.Series([1.0, np.nan])).select(DATA)
+            OrderedTopK(4, lambda d: pd.Series([1.0, 2.0, 3.0]), candidates=(0, 1, 2))
+        with pytest.raises(ValueError, match="returned a NaN or infinite score"):
+            OrderedTopK(1, lambda d: pd.Series([1.0, np.nan]), candidates=(0, 1)).select(DATA)
         with pytest.raises(ValueError, match="`k` must be an integer >= 1"):
-            OrderedTopK(0, lambda d: pd.Series([1.0]))
+            OrderedTopK(0, lambda d: pd.Series([1.0]), candidates=(0,))
+        with pytest.raises(TypeError, match="candidates"):
+            OrderedTopK(1, lambda d: pd.Series([1.0]))
+        with pytest.raises(ValueError, match="`candidates` must not repeat a candidate"):
+            OrderedTopK(1, lambda d: pd.Series([1.0]), candidates=("a", "a"))
 
 
 class TestSparseValidate:
@@ -97,10 +170,34 @@ class TestSparseValidate:
         with pytest.raises(BudgetExhausted, match="m = 2"):
             sv.validate(lambda d: 0)
 
+    def test_failures_answer_one_and_use_budget(self):
+        # Regression: a non-bit output was echoed in the error message (data, at no cost).
+        # Now any non-bit or exception is the fixed answer 1, counted against m and B.
+        secret = float(DATA["a"].iloc[0])
+        psis = [
+            lambda d: float(d["a"].iloc[0]),                      # a data value
+            lambda d: 2,                                          # an integer that is not a bit
+            lambda d: d["a"].to_numpy()[:1],                      # an array
+            lambda d: (_ for _ in ()).throw(KeyError(repr(secret))),  # an exception quoting data
+            lambda d: np.float64(1.0) / np.float64(0.0) > 0,      # warns (divide by zero), then a bit
+        ]
+        expected = [True, True, True, True, True]
+        for psi, bit in zip(psis, expected):
+            sv = SparseValidate(DATA, m=2, budget=1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # no warning may escape either
+                assert sv.validate(psi) is bit
+            assert sv.n_queries == 1 and sv.n_ones == 1
+            with pytest.raises(BudgetExhausted, match="B = 1"):
+                sv.validate(lambda d: 0)
+        sv = SparseValidate(DATA, m=3, budget=2)
+        assert sv.validate(lambda d: np.int64(0)) is False and sv.validate(lambda d: np.bool_(True)) is True
+
     def test_iv(self):
         sv = SparseValidate(DATA, m=2, budget=1)
-        with pytest.raises(ValueError, match="`psi` must return a bit"):
-            sv.validate(lambda d: 0.5)
+        with pytest.raises(TypeError, match="`psi` must be callable"):
+            sv.validate(0.5)
+        assert sv.n_queries == 0
         with pytest.raises(ValueError, match=r"`budget` must be an integer in \[0, 2\]"):
             SparseValidate(DATA, m=2, budget=3)
 

@@ -38,7 +38,7 @@ D2.iloc[0] = [0, 1, 1]  # replace one row
 
 class TestNoisyStatistic:
     def test_laplace_certificate_and_value(self):
-        sel = NoisyStatistic(lambda d: d.mean(), sensitivity=1 / 4, epsilon=1.0).select(D1, rng=1)
+        sel = NoisyStatistic(lambda d: d.mean(), sensitivity=1 / 4, epsilon=1.0, index=("a", "b", "c")).select(D1, rng=1)
         assert isinstance(sel, Selection)
         assert sel.certificate == PureDP(1.0)
         assert list(sel.value.index) == ["a", "b", "c"]
@@ -47,6 +47,27 @@ class TestNoisyStatistic:
         sel = NoisyStatistic(lambda d: float(d["a"].mean()), sensitivity=1 / 4, rho=0.5, noise="gaussian").select(D1, rng=2)
         assert sel.certificate == ZCDP(0.5)
         assert isinstance(sel.value, float)
+
+    def test_release_shape_comes_from_the_declared_index(self):
+        # Regression: the statistic's own index and length were released without noise.
+        declared = ("c", "a", "b")
+        sel = NoisyStatistic(lambda d: d.mean(), sensitivity=1 / 4, epsilon=1.0, index=declared).select(D1, rng=3)
+        assert tuple(sel.value.index) == declared  # reindexed to the declared order
+        arr = NoisyStatistic(lambda d: d.mean().to_numpy(), sensitivity=1 / 4, epsilon=1.0, index=declared)
+        assert tuple(arr.select(D1, rng=3).value.index) == declared
+        bad_statistics = [
+            lambda d: d.mean().rename({"a": "secret_0.5"}),   # other labels
+            lambda d: d.mean().iloc[:2],                        # data-dependent length
+            lambda d: d[d["a"] > 0].mean(axis=1),               # index from the rows
+        ]
+        for stat in bad_statistics:
+            with pytest.raises(ValueError, match="one value per declared name") as err:
+                NoisyStatistic(stat, sensitivity=1 / 4, epsilon=1.0, index=declared).select(D1, rng=4)
+            assert "secret" not in str(err.value) and "0.5" not in str(err.value)
+        with pytest.raises(ValueError, match="must return a single number when no `index` is declared"):
+            NoisyStatistic(lambda d: d.mean(), sensitivity=1 / 4, epsilon=1.0).select(D1, rng=5)
+        with pytest.raises(ValueError, match="must return a single number"):
+            NoisyStatistic(lambda d: [0.5], sensitivity=1 / 4, epsilon=1.0).select(D1, rng=5)
 
     def test_privacy_on_neighbours(self):
         """Noisy count (sensitivity 1) on neighbouring 4-row datasets, outputs binned (post-processing).
@@ -67,6 +88,8 @@ class TestNoisyStatistic:
     def test_nan_statistic_raises(self):
         with pytest.raises(ValueError, match="`statistic` returned a NaN"):
             NoisyStatistic(lambda d: float("nan"), sensitivity=1.0, epsilon=1.0).select(D1, rng=1)
+        with pytest.raises(ValueError, match="`statistic` returned a NaN or infinite value"):
+            NoisyStatistic(lambda d: [1.0, np.inf], sensitivity=1.0, epsilon=1.0, index=("p", "q")).select(D1, rng=1)
 
     def test_iv(self):
         with pytest.raises(ValueError, match="`sensitivity` must be a finite positive"):
@@ -79,14 +102,38 @@ class TestNoisyStatistic:
             NoisyStatistic(lambda d: 0.0, sensitivity=1.0, epsilon=1.0, noise="gaussian")
         with pytest.raises(ValueError, match="`noise` must be one of 'laplace', 'gaussian'"):
             NoisyStatistic(lambda d: 0.0, sensitivity=1.0, epsilon=1.0, noise="cauchy")
+        with pytest.raises(ValueError, match="`index` must not repeat a candidate"):
+            NoisyStatistic(lambda d: 0.0, sensitivity=1.0, epsilon=1.0, index=("a", "a"))
+        with pytest.raises(TypeError, match="`index` must be a sequence"):
+            NoisyStatistic(lambda d: 0.0, sensitivity=1.0, epsilon=1.0, index="ab")
 
 
 class TestSparseVectorScreen:
     def test_selects_clear_crossings_in_order(self):
         scores = pd.Series([100.0, -100.0, 100.0, 100.0], index=list("wxyz"))
-        sel = SparseVectorScreen(lambda d: scores, threshold=0.0, epsilon=1.0, sensitivity=1.0, max_selected=2).select(D1, rng=5)
+        sel = SparseVectorScreen(lambda d: scores, threshold=0.0, epsilon=1.0, sensitivity=1.0, max_selected=2,
+                                 candidates=tuple("wxyz")).select(D1, rng=5)
         assert sel.value == ("w", "y")
         assert sel.certificate == PureDP(1.0)
+
+    def test_queries_run_in_the_declared_order(self):
+        # Regression: queries ran in the score Series' order, which the data can choose.
+        scores = pd.Series([100.0, 100.0, -100.0], index=["z", "y", "x"])
+        sel = SparseVectorScreen(lambda d: scores, threshold=0.0, epsilon=1.0, sensitivity=1.0, max_selected=1,
+                                 candidates=("x", "y", "z")).select(D1, rng=6)
+        assert sel.value == ("y",)  # first crossing in the declared order x, y, z
+        arr = SparseVectorScreen(lambda d: np.array([-100.0, 100.0, 100.0]), threshold=0.0, epsilon=1.0,
+                                 sensitivity=1.0, max_selected=1, candidates=("x", "y", "z"))
+        assert arr.select(D1, rng=6).value == ("y",)
+
+    def test_other_labels_raise_a_data_free_error(self):
+        for bad in (pd.Series([1.0, 2.0], index=["x", "secret_label"]), pd.Series([1.0], index=["x"]),
+                    np.array([1.0, 2.0, 3.0])):
+            s = SparseVectorScreen(lambda d, b=bad: b, threshold=0.0, epsilon=1.0, sensitivity=1.0, max_selected=1,
+                                   candidates=("x", "y"))
+            with pytest.raises(ValueError, match="one score per declared name") as err:
+                s.select(D1, rng=1)
+            assert "secret" not in str(err.value) and "3" not in str(err.value)
 
     def test_privacy_on_neighbours(self):
         """Column means (sensitivity 1/4) of neighbouring 4-row datasets; c = 1.
@@ -96,7 +143,8 @@ class TestSparseVectorScreen:
         """
         eps = 1.0
         means = {id(D1): D1.mean(), id(D2): D2.mean()}  # computed once: the test is about the noise
-        sel = SparseVectorScreen(lambda d: means[id(d)], threshold=0.5, epsilon=eps, sensitivity=0.25, max_selected=1)
+        sel = SparseVectorScreen(lambda d: means[id(d)], threshold=0.5, epsilon=eps, sensitivity=0.25, max_selected=1,
+                                 candidates=("a", "b", "c"))
         labels = {(): 0, ("a",): 1, ("b",): 2, ("c",): 3}
 
         def outcomes(data, seed):
@@ -107,14 +155,23 @@ class TestSparseVectorScreen:
 
     def test_nan_scores_raise(self):
         s = SparseVectorScreen(lambda d: pd.Series([1.0, np.nan], index=["p", "q"]), threshold=0.0, epsilon=1.0,
-                               sensitivity=1.0, max_selected=1)
-        with pytest.raises(ValueError, match="NaN or infinite score for candidate 'q'"):
+                               sensitivity=1.0, max_selected=1, candidates=("p", "q"))
+        with pytest.raises(ValueError, match="`score` returned a NaN or infinite score") as err:
             s.select(D1, rng=1)
+        assert "'q'" not in str(err.value)  # which candidate is NaN is data
 
     def test_iv(self):
         with pytest.raises(ValueError, match="`max_selected` must be an integer >= 1"):
-            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=1.0, sensitivity=1.0, max_selected=0)
+            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=1.0, sensitivity=1.0, max_selected=0,
+                               candidates=("a",))
         with pytest.raises(ValueError, match="`sensitivity` must be a finite positive"):
-            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=1.0, sensitivity=-1.0, max_selected=1)
+            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=1.0, sensitivity=-1.0, max_selected=1,
+                               candidates=("a",))
         with pytest.raises(ValueError, match="`epsilon` must be a finite positive"):
-            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=0.0, sensitivity=1.0, max_selected=1)
+            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=0.0, sensitivity=1.0, max_selected=1,
+                               candidates=("a",))
+        with pytest.raises(TypeError, match="candidates"):
+            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=1.0, sensitivity=1.0, max_selected=1)
+        with pytest.raises(ValueError, match="`candidates` must hold at least one candidate"):
+            SparseVectorScreen(lambda d: d.mean(), threshold=0.0, epsilon=1.0, sensitivity=1.0, max_selected=1,
+                               candidates=())

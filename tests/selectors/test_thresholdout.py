@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -46,9 +47,9 @@ class TestThresholdout:
         t = Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=0.01, budget=10, rng=3)
         assert t.certificate() == PureDP(2 * 10 / (0.01 * 500))
 
-    def test_phi_outside_unit_interval_raises(self):
+    def test_phi_outside_unit_interval_raises_on_training_set(self):
         t = Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=0.01, budget=1, rng=4)
-        with pytest.raises(ValueError, match=r"`phi` must map every row into \[0, 1\]; got 2.0"):
+        with pytest.raises(ValueError, match=r"`phi` must map every row into \[0, 1\]; got 2.0 on the training set"):
             t.query(lambda d: d["x"].to_numpy() * 0 + 2.0)
         with pytest.raises(ValueError, match=r"`phi` must map every row into \[0, 1\]; got nan"):
             t.query(lambda d: d["x"].to_numpy() * np.nan)
@@ -59,6 +60,54 @@ class TestThresholdout:
         assert t.query(lambda d: np.full(len(d), -0.0)) == 0.0  # negative zero is in [0, 1]
         with pytest.raises(ValueError, match="one value per row"):
             t.query(lambda d: np.array([0.5]))
+        assert t.n_queries == 1  # refused queries never reached the holdout
+
+    def test_no_exception_or_message_depends_on_the_holdout(self):
+        """Regression: the error quoted the first out-of-range value of phi ON THE HOLDOUT.
+
+        phi is validated on the (public) training set only; on the holdout its values are
+        clipped to [0, 1] (NaN -> 0) and failures count as 0, so every query below is answered.
+        """
+        hold_ids = set(HOLD.index)
+
+        def on_holdout(d):
+            return set(d.index) <= hold_ids and len(d) == len(HOLD) and d["x"].iloc[0] == SECRET
+
+        leaky = [
+            lambda d: np.full(len(d), SECRET * 10 if on_holdout(d) else 0.5),              # out of range
+            lambda d: np.full(len(d), np.nan if on_holdout(d) else 0.5),                    # NaN
+            lambda d: (_ for _ in ()).throw(ValueError(repr(SECRET))) if on_holdout(d) else np.full(len(d), 0.5),
+            lambda d: np.full(len(d) - 1, 0.5) if on_holdout(d) else np.full(len(d), 0.5),  # wrong length
+            lambda d: np.full(len(d), "secret") if on_holdout(d) else np.full(len(d), 0.5),  # not numbers
+        ]
+        for phi in leaky:
+            t = Thresholdout(TRAIN, HOLD, threshold=0.5, sigma=1e-4, budget=1, rng=6)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                a = t.query(phi)
+            assert 0.0 <= a <= 1.0 and t.n_queries == 1
+
+    def test_holdout_values_are_clipped(self):
+        # phi = 5 on every holdout row is answered as the clipped query 1 (over threshold).
+        def phi(d):
+            return np.full(len(d), 5.0 if len(d) == len(HOLD) and d["x"].iloc[0] == SECRET else 0.0)
+
+        t = Thresholdout(TRAIN, HOLD, threshold=0.1, sigma=1e-4, budget=1, rng=7)
+        assert t.query(phi) == pytest.approx(1.0, abs=0.01)
+        t = Thresholdout(TRAIN, HOLD, threshold=0.1, sigma=1e-4, budget=1, rng=8)
+        assert t.query(lambda d: np.full(len(d), np.nan if d["x"].iloc[0] == SECRET else 1.0)) == pytest.approx(0.0, abs=0.01)
+
+    def test_row_wise_fallback_counts_failing_rows_as_zero(self):
+        # a row-wise phi that fails on one holdout row: that row counts as 0, the others as phi
+        def phi(d):
+            x = d["x"].to_numpy()
+            if np.any(x == SECRET):
+                raise ValueError("bad row")
+            return x
+
+        t = Thresholdout(TRAIN, HOLD, threshold=0.001, sigma=1e-5, budget=1, rng=9)
+        expected = (HOLD["x"].sum() - SECRET) / len(HOLD)
+        assert t.query(phi) == pytest.approx(expected, abs=1e-3)
 
     def test_holdout_not_reachable_through_public_attributes_or_repr(self):
         t = Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=0.01, budget=1, rng=5)

@@ -61,7 +61,7 @@ def finite_choice(d, rng):
 
 def ordered_topk(d, rng):
     a = Analysis(d, rng=rng)
-    col = a.select(OrderedTopK(k=2, score=abs_t)).value[0]
+    col = a.select(OrderedTopK(k=2, score=abs_t, candidates=FEATURES)).value[0]
     a.test(welch(col))
     return a
 
@@ -80,7 +80,8 @@ SCORE = SignedMeanScore(columns=FEATURES, sign_column="g", positive="a", clip=3.
 def noisy_statistic(d, rng):
     a = Analysis(d, rng=rng)
     # vector of M scores: l1 sensitivity M * 2c/n
-    noisy = a.select(NoisyStatistic(statistic=SCORE, sensitivity=M * SCORE.sensitivity(N), epsilon=30.0)).value
+    noisy = a.select(NoisyStatistic(statistic=SCORE, sensitivity=M * SCORE.sensitivity(N), epsilon=30.0,
+                                    index=FEATURES)).value
     a.test(welch(noisy.abs().idxmax()))
     return a
 
@@ -88,7 +89,8 @@ def noisy_statistic(d, rng):
 def sparse_vector(d, rng):
     a = Analysis(d, rng=rng)
     chosen = a.select(SparseVectorScreen(score=lambda x: SCORE(x).abs(), threshold=0.12, epsilon=5.0,
-                                         sensitivity=SCORE.sensitivity(N), max_selected=1)).value
+                                         sensitivity=SCORE.sensitivity(N), max_selected=1,
+                                         candidates=FEATURES)).value
     if chosen:
         a.test(welch(chosen[0]))
     return a
