@@ -211,6 +211,12 @@ class Analysis:
         pvals = np.array([r.pvalue_naive for _, r in self._tests], dtype=float)
         corr = correct(pvals, totals, alpha=a, n_candidates=self.n_candidates)
         gamma = corr.gamma_best
+        # scope of the information bounds: Theorem 20 (or a product-scope certificate) holds for
+        # independent rows only, as under the null; say so on every row that uses it
+        fam = totals.maxinfo
+        product_scope = (fam is not None and (fam.prefix_epsilon > 0 or fam.product_scope_fixed)) or (
+            totals.union is not None and totals.union.dp_epsilon > 0)
+        fallback = any("Theorem 19" in note for note in totals.notes)
         rows = []
         for i, (spec, r) in enumerate(self._tests):
             if gamma is None or not math.isfinite(gamma.log2_gamma):
@@ -222,6 +228,10 @@ class Analysis:
             notes = []
             if np.isnan(corr.pvalue_maxinfo[i]) and np.isnan(corr.pvalue_mutual_info[i]):
                 notes.append("no information bound applies")
+            elif not np.isnan(corr.pvalue_maxinfo[i]):
+                notes.append(f"max-info: {corr.maxinfo_route[i]} bound" + (", product (i.i.d.) data" if product_scope else ""))
+            if fallback:
+                notes.append("DP after selection: Theorem 19")
             rows.append({
                 "estimate": r.estimate, "ci_low": r.ci_naive[0], "ci_high": r.ci_naive[1],
                 "statistic": r.statistic, "df": r.df, "pvalue_naive": r.pvalue_naive,

@@ -745,14 +745,14 @@ def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates:
     thresholds: list[Threshold] = []
     if totals.maxinfo is not None:
         p_mx = np.asarray(corrected_pvalue_maxinfo(p, totals.maxinfo), dtype=float).reshape(p.shape)
-        mi_route = ["max-information composition"] * len(p)
+        mi_route = ["composition"] * len(p)
         thresholds.append(gamma_maxinfo(a, totals.maxinfo))
     elif totals.maxinfo_reason:
         notes.append(totals.maxinfo_reason)
     if totals.union is not None:
         p_un = np.asarray(corrected_pvalue_union(p, totals.union), dtype=float).reshape(p.shape)
         better = ~(p_mx <= p_un)  # NaN-safe: union wins where max-info is NaN
-        mi_route = [("union bound" if b else r) for b, r in zip(better, mi_route)]
+        mi_route = [("union" if b else r) for b, r in zip(better, mi_route)]
         p_mx = np.where(better, p_un, p_mx)
         thresholds.append(gamma_union(a, totals.union))
     elif totals.union_reason and totals.maxinfo is None:
@@ -776,7 +776,7 @@ def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates:
         if all_nan[i] or best[i] >= 1.0:  # nothing below 1: no route "produced" it
             return ""
         j = int(np.argmin(np.where(np.isnan(stack[:, i]), np.inf, stack[:, i])))
-        return mi_route[i] if j == 0 else names[j]
+        return f"max-information ({mi_route[i]})" if j == 0 else names[j]
 
     best_route = tuple(route_of(i) for i in range(len(p)))
     gamma_best = max(thresholds, key=lambda t: t.log2_gamma) if thresholds else None
