@@ -266,7 +266,7 @@ class Analysis:
             except NoBoundError as exc:
                 parts.append(str(exc))
         if totals.union is not None:
-            parts.append("Union-bound route over description-length outcomes (THEORY 3.6).")
+            parts.append("Union-bound route over description-length outcomes (docs/THEORY.md 3.6).")
         if totals.mutual_info is not None:
             parts.append(f"Mutual information {totals.mutual_info.bits:.3g} bits (binary-KL, Russo-Zou and "
                          "max-information routes; the smallest is reported).")

@@ -108,13 +108,13 @@ def compute_totals(n_rows: int, certificates: tuple[Certificate, ...]) -> Ledger
                 notes.append(
                     f"step {i}: pure DP after a selection step is bounded by Theorem 19 "
                     "(log2(e)*epsilon*n bits, any distribution); Theorem 20 applies only to the "
-                    "first DP block. The union-bound route (THEORY 3.6) keeps Theorem 20."
+                    "first DP block. The union-bound route (docs/THEORY.md 3.6) keeps Theorem 20."
                 )
             last_dl = False
         elif isinstance(c, ZCDP):
             maxinfo_reason = maxinfo_reason or (
                 f"step {i}: no max-information bound for a zCDP step (no zCDP-to-max-information "
-                "theorem is available here, THEORY 5.8); the mutual-information column applies."
+                "theorem is available here, docs/THEORY.md 5.8); the mutual-information column applies."
             )
             union_reason = union_reason or maxinfo_reason
             if in_prefix:
@@ -125,12 +125,12 @@ def compute_totals(n_rows: int, certificates: tuple[Certificate, ...]) -> Ledger
         elif isinstance(c, ApproxDP):
             maxinfo_reason = maxinfo_reason or (
                 f"step {i}: {c.describe()} has no numeric max-information bound (the constants of "
-                "Rogers-Roth-Smith-Thakkar's theorem are open, THEORY 2.4)."
+                "Rogers-Roth-Smith-Thakkar's theorem are open, docs/THEORY.md 2.4)."
             )
             union_reason = union_reason or maxinfo_reason
             mi_reason = mi_reason or (
                 f"step {i}: {c.describe()} has no mutual-information bound (with probability delta "
-                "the output may reveal everything, THEORY 4.5)."
+                "the output may reveal everything, docs/THEORY.md 4.5)."
             )
             last_dl = False
         elif isinstance(c, DescriptionLength) and c.n_outcomes == 1:
