@@ -48,6 +48,16 @@ class Analysis:
         Enables the Bonferroni column (valid whatever the selection, if the declaration is honest).
     budget_bits, budget_beta, budget_epsilon : optional
         Passed to the :class:`~selective.accounting.Ledger`.
+
+    Notes
+    -----
+    What the corrections assume (docs/THEORY.md 1.6, 2.7, 3.6): every look at the data goes
+    through :meth:`select` or :meth:`record` before the tests are run; the naive p-values are
+    valid for each fixed test under the null (i.i.d. rows); and the certificates bound every
+    history. Description-length counts and pure-DP steps bounded with beta = 0 may be chosen
+    adaptively (after seeing earlier outputs); for the product-data bound of Theorem 20 with
+    beta > 0, declare the steps (or an epsilon budget) in advance: a total epsilon chosen after
+    seeing outputs is not covered by a proof here.
     """
 
     def __init__(self, data: pd.DataFrame, *, alpha: float = 0.05, rng: Any = None, n_candidates: int | None = None,
