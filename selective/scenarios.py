@@ -704,8 +704,27 @@ def freedman_paradox(n_reps: int, *, seed: Any = None, n_obs: int = 100, n_featu
 # --------------------------------------------------------------------------------------------
 
 
+class _RegressionNull:
+    """Shared views of the regression scenarios: y independent of ``n_features`` predictors on
+    ``n_obs`` rows, with exact conditional p-values beside the standard columns."""
+
+    __slots__ = ()
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _STANDARD + ("pvalue_conditional",)
+
+    @property
+    def truth(self) -> str:
+        return f"Global null: y is independent of all {self.n_features} predictors."
+
+    @property
+    def n_rows(self) -> int:
+        return self.n_obs
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LassoFixedLambda(Scenario):
+class LassoFixedLambda(_RegressionNull, Scenario):
     r"""Lasso at a fixed λ selects a support; one selected coefficient is tested.
 
     Data: X (``n_obs`` x ``n_features``) and y i.i.d. N(0, 1), σ = 1 known. Selection: the lasso
@@ -739,18 +758,6 @@ class LassoFixedLambda(Scenario):
         check_int("n_obs", self.n_obs, low=4)
         check_positive("lam_factor", self.lam_factor)
         check_int("max_size", self.max_size, low=1, high=self.n_features)
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return _STANDARD + ("pvalue_conditional",)
-
-    @property
-    def truth(self) -> str:
-        return f"Global null: y is independent of all {self.n_features} predictors."
-
-    @property
-    def n_rows(self) -> int:
-        return self.n_obs
 
     @property
     def n_candidates(self) -> int:
@@ -804,7 +811,7 @@ class LassoFixedLambda(Scenario):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ForwardStepwisePath(Scenario):
+class ForwardStepwisePath(_RegressionNull, Scenario):
     """Forward stepwise path of ``steps`` steps; the first variable to enter is tested in the final model.
 
     Data: X (``n_obs`` x ``n_features``) and y i.i.d. N(0, 1), σ = 1 known. Selection: the
@@ -832,18 +839,6 @@ class ForwardStepwisePath(Scenario):
         check_int("n_features", self.n_features, low=1)
         check_int("steps", self.steps, low=1, high=self.n_features)
         check_int("n_obs", self.n_obs, low=self.steps + 3)
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return _STANDARD + ("pvalue_conditional",)
-
-    @property
-    def truth(self) -> str:
-        return f"Global null: y is independent of all {self.n_features} predictors."
-
-    @property
-    def n_rows(self) -> int:
-        return self.n_obs
 
     @property
     def n_candidates(self) -> int:

@@ -16,7 +16,7 @@ from scipy import optimize, special
 from .._validation import check_in_interval, check_int, check_positive, check_probability, check_rng
 from ..accounting.certificates import ZCDP
 from . import _grid
-from .laplace import _add_exact, _as_int64
+from .laplace import _add_exact, _prepare_release
 from .samplers import _discrete_gaussian_array, _scale_at_least
 
 __all__ = [
@@ -226,26 +226,8 @@ def gaussian_mechanism(values: Any, *, sensitivity: float, rho: float, rng: Any 
     d = check_positive("sensitivity", sensitivity)
     r = check_positive("rho", rho)
     rng = check_rng(rng)
-    arr = np.asarray(values)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"`values` must be numeric; got dtype {arr.dtype}.")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError("`values` must be finite; got NaN or infinity.")
-    if integer is None:
-        integer = arr.dtype.kind in "iu" and float(d).is_integer()
-    flat = arr.ravel()
-    if integer:
-        if not float(d).is_integer():
-            raise ValueError(f"`sensitivity` must be an integer for an integer query; got {sensitivity!r}.")
-        if arr.dtype.kind == "f" and not np.all(flat == np.rint(flat)):
-            raise ValueError("`values` must be integers when `integer=True`.")
-        unit = 1.0
-        grid = _as_int64(flat)
-        d_eff2 = Fraction(int(d)) ** 2
-    else:
-        unit = _grid.grid_unit(d, _grid.GRID_BITS + max(flat.size, 1).bit_length())
-        grid = _grid.to_grid(flat, unit)
-        d_eff2 = _grid.grid_l2_sensitivity_squared(d, unit, flat.size)
+    arr, flat, integer, unit, grid = _prepare_release(values, d, sensitivity, integer)
+    d_eff2 = Fraction(int(d)) ** 2 if integer else _grid.grid_l2_sensitivity_squared(d, unit, flat.size)
     sigma2 = _scale_at_least(d_eff2 / (2 * Fraction(r)))
     noise = _discrete_gaussian_array(sigma2, flat.size, rng)
     noisy = _add_exact(grid, noise)

@@ -149,8 +149,27 @@ def laplace_mechanism(values: Any, *, sensitivity: float, epsilon: float, rng: A
     d = check_positive("sensitivity", sensitivity)
     e = check_positive("epsilon", epsilon)
     rng = check_rng(rng)
+    arr, flat, integer, unit, grid = _prepare_release(values, d, sensitivity, integer)
+    d_int = int(d) if integer else _grid.grid_l1_sensitivity(d, unit, flat.size)
+    scale = _scale_at_least(Fraction(d_int) / Fraction(e))
+    noise = _discrete_laplace_array(scale.numerator, scale.denominator, flat.size, rng)
+    noisy = _add_exact(grid, noise)
+    if integer:
+        if noisy.dtype == object:
+            raise OverflowError("the noisy integer values do not fit int64; pass `integer=False` for a float release.")
+        out = noisy.reshape(arr.shape)
+    else:
+        out = (noisy.astype(np.float64) * unit).reshape(arr.shape)
+    return LaplaceRelease(values=out, certificate=PureDP(e), scale=scale, unit=unit)
+
+
+def _prepare_release(values: Any, d: float, sensitivity: Any, integer: bool | None):
+    """Shared input handling of the Laplace and Gaussian mechanisms: check the values, decide
+    whether the query is integer, and put it on its exact integer grid.
+
+    Returns (array, flat values, integer flag, grid unit, integer grid values)."""
     arr = np.asarray(values)
-    if arr.dtype.kind not in "iufb" or arr.dtype.kind == "b":
+    if arr.dtype.kind not in "iuf":
         raise TypeError(f"`values` must be numeric; got dtype {arr.dtype}.")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError("`values` must be finite; got NaN or infinity.")
@@ -162,22 +181,9 @@ def laplace_mechanism(values: Any, *, sensitivity: float, epsilon: float, rng: A
             raise ValueError(f"`sensitivity` must be an integer for an integer query; got {sensitivity!r}.")
         if arr.dtype.kind == "f" and not np.all(flat == np.rint(flat)):
             raise ValueError("`values` must be integers when `integer=True`.")
-        unit, d_int = 1.0, int(d)
-        grid = _as_int64(flat)
-    else:
-        unit = _grid.grid_unit(d, _grid.GRID_BITS + max(flat.size, 1).bit_length())
-        grid = _grid.to_grid(flat, unit)
-        d_int = _grid.grid_l1_sensitivity(d, unit, flat.size)
-    scale = _scale_at_least(Fraction(d_int) / Fraction(e))
-    noise = _discrete_laplace_array(scale.numerator, scale.denominator, flat.size, rng)
-    noisy = _add_exact(grid, noise)
-    if integer:
-        if noisy.dtype == object:
-            raise OverflowError("the noisy integer values do not fit int64; pass `integer=False` for a float release.")
-        out = noisy.reshape(arr.shape)
-    else:
-        out = (noisy.astype(np.float64) * unit).reshape(arr.shape)
-    return LaplaceRelease(values=out, certificate=PureDP(e), scale=scale, unit=unit)
+        return arr, flat, True, 1.0, _as_int64(flat)
+    unit = _grid.grid_unit(d, _grid.GRID_BITS + max(flat.size, 1).bit_length())
+    return arr, flat, False, unit, _grid.to_grid(flat, unit)
 
 
 def _as_int64(flat: np.ndarray) -> np.ndarray:
