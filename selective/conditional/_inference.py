@@ -70,23 +70,30 @@ def infer_contrasts(A, b, y, contrasts, signs, *, sigma, alpha, alternative, gri
         est[j] = signs[j] * t
         sd[j] = s_d
         vlo[j], vup[j] = lim.vlo, lim.vup
-        z, a, bb = t / s_d, lim.vlo / s_d, lim.vup / s_d
-        lsf = float(_truncnorm.log_sf_truncated(z, a, bb))
-        if alternative == ONE_SIDED:
-            pv[j] = math.exp(lsf)
-        else:
-            lcdf = float(_truncnorm.log_cdf_truncated(z, a, bb))
-            pv[j] = min(1.0, 2.0 * math.exp(min(lsf, lcdf)))
-        lo, hi = _truncnorm.interval_standardised(z, a, bb, alpha, bound)
-        lo, hi = lo * s_d, hi * s_d
-        tl = alpha / 2 if math.isfinite(lo) else 0.0
-        th = alpha / 2 if math.isfinite(hi) else 0.0
-        if signs[j] < 0:
-            lo, hi = -hi, -lo
-            tl, th = th, tl
-        ci[j] = lo, hi
-        tails[j] = tl, th
+        pv[j], ci[j], tails[j] = pivot_summary(t, s_d, lim.vlo, lim.vup, signs[j], alpha=alpha, bound=bound,
+                                               alternative=alternative)
     return dict(estimate=est, sd=sd, vlo=vlo, vup=vup, pvalue=pv, ci=ci, tailarea=tails)
+
+
+def pivot_summary(stat: float, sd: float, vlo: float, vup: float, sign: float, *, alpha: float, bound,
+                  alternative: str) -> tuple[float, tuple[float, float], tuple[float, float]]:
+    """p-value, interval and tail areas of one truncated-normal test of ``sign * estimate``
+    (statistic ``stat`` with standard deviation ``sd`` truncated to [vlo, vup]); the interval is
+    mirrored back to the estimate's scale when the sign is negative."""
+    z, a, b = stat / sd, vlo / sd, vup / sd
+    lsf = float(_truncnorm.log_sf_truncated(z, a, b))
+    if alternative == ONE_SIDED:
+        pv = math.exp(lsf)
+    else:
+        lcdf = float(_truncnorm.log_cdf_truncated(z, a, b))
+        pv = min(1.0, 2.0 * math.exp(min(lsf, lcdf)))
+    lo, hi = _truncnorm.interval_standardised(z, a, b, alpha, bound)
+    lo, hi = lo * sd, hi * sd
+    tl = alpha / 2 if math.isfinite(lo) else 0.0
+    th = alpha / 2 if math.isfinite(hi) else 0.0
+    if sign < 0:
+        lo, hi, tl, th = -hi, -lo, th, tl
+    return pv, (lo, hi), (tl, th)
 
 
 def forward_stop(pvalues, alpha: float) -> int:

@@ -28,7 +28,7 @@ from . import _truncnorm
 from ._checks import (check_alpha, check_choice, check_int, check_positive_real,
                       design_and_response)
 from ._constraints import StepConstraints, sparse_rows
-from ._inference import ONE_SIDED, TWO_SIDED, forward_stop, sigma_from_rule
+from ._inference import ONE_SIDED, TWO_SIDED, forward_stop, pivot_summary, sigma_from_rule
 from .polyhedral import _check_gridrange
 from .results import SelectiveInferenceResult, _ro
 
@@ -490,20 +490,8 @@ def _inference(path, sigma, alpha, k, type, mult, ntimes, alternative, gridrange
         lo_, hi_ = _limits_from(Gy_all[msk], Gc[msk], u_all[msk], stat)
         s_d = sigma * math.sqrt(ss)
         est[i] = signs[i] * stat; sd[i] = s_d; vlo[i] = lo_; vup[i] = hi_
-        z, a, b = stat / s_d, lo_ / s_d, hi_ / s_d
-        lsf = float(_truncnorm.log_sf_truncated(z, a, b))
-        if alternative == ONE_SIDED:
-            pv[i] = math.exp(lsf)
-        else:
-            lcdf = float(_truncnorm.log_cdf_truncated(z, a, b))
-            pv[i] = min(1.0, 2 * math.exp(min(lsf, lcdf)))
-        L, U = _truncnorm.interval_standardised(z, a, b, alpha, bound)
-        L, U = L * s_d, U * s_d
-        tl = alpha / 2 if math.isfinite(L) else 0.0
-        th = alpha / 2 if math.isfinite(U) else 0.0
-        if signs[i] < 0:
-            L, U, tl, th = -U, -L, th, tl
-        ci[i] = L, U; tails[i] = tl, th
+        pv[i], ci[i], tails[i] = pivot_summary(stat, s_d, lo_, hi_, signs[i], alpha=alpha, bound=bound,
+                                               alternative=alternative)
     extra = {"sigma_rule": rule}
     spacing = modspac = covtest = None
     if type == "active":
