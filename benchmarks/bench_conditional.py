@@ -14,8 +14,7 @@ import time
 
 import numpy as np
 
-from selective.conditional import (fixed_lasso_inference, forward_stepwise, fs_inference,
-                                   solve_lasso)
+from selective.conditional import fixed_lasso_inference, forward_stepwise, fs_inference, solve_lasso
 
 
 def _data(n=2000, p=500, seed=2026):
@@ -32,8 +31,8 @@ R_REFERENCE_SECONDS = {"lasso": (1.7, 4.0), "fs": (12.4, 14.3)}  # R selectiveIn
 
 def _time_r(X, y, lam):
     """Seconds for glmnet + fixedLassoInf and fs + fsInf (20 steps) in R, when installed."""
-    from selective.conditional.rcompare import r_available
-    from selective import rbridge
+    from selective.interop import rbridge
+    from selective.interop.rcompare import r_available
 
     if not r_available():
         return None

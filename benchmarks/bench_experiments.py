@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from selective.experiments import DEFAULT_K_GRID, holdout_reuse_replication
+from selective.validation.experiments import DEFAULT_K_GRID, holdout_reuse_replication
 
 
 def bare(n: int, d: int, ks: np.ndarray, seed: int) -> None:

@@ -17,8 +17,8 @@ import os
 import time
 import tracemalloc
 
-from selective.scenarios import TopKNoise, get_scenario
-from selective.simulate import simulate
+from selective.validation.harness import simulate
+from selective.validation.scenarios import TopKNoise, get_scenario
 
 
 def rate(scenario, n_reps: int, n_jobs: int) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from . import _deprecated
 from .accounting import (
     ANY_DISTRIBUTION,
     PRODUCT,
@@ -23,7 +24,7 @@ from .accounting import (
     MutualInfo,
     PureDP,
 )
-from .analysis import Analysis
+from .analysis import Analysis, CorrectedTable
 from .exceptions import (
     BudgetExceededError,
     BudgetExhausted,
@@ -31,8 +32,9 @@ from .exceptions import (
     NoBoundError,
     SelectiveWarning,
 )
-from .report import CorrectedTable
 from .selectors import NoisyTopK, Selection, TopK
+
+_deprecated.install()
 
 __all__ = [
     "__version__",

@@ -85,8 +85,8 @@ def _default_audit_path(args: argparse.Namespace) -> Path:
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    from .audit import atomic_write_text, audit_record, write_audit
-    from .plan import load_plan, run_plan
+    from .analysis.audit import atomic_write_text, audit_record, write_audit
+    from .analysis.plan import load_plan, run_plan
 
     plan = load_plan(args.plan)
     data = read_data(args.data)
@@ -109,7 +109,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from .audit import read_audit, table_from_audit
+    from .analysis.audit import read_audit, table_from_audit
 
     record = read_audit(args.audit)
     sys.stdout.write(_render(table_from_audit(record), args.format, args.columns))
@@ -127,9 +127,9 @@ def _close(a, b, rtol=1e-10) -> bool:
 
 def verify(record: dict, data) -> list[str]:
     """Recompute an audit record from the data; return the differences found (empty if none)."""
-    from .analysis import Analysis
-    from .audit import audit_record, data_fingerprint, spec_from_dict, table_from_audit
-    from .plan import parse_plan, run_plan
+    from .analysis.audit import data_fingerprint, spec_from_dict, table_from_audit
+    from .analysis.facade import Analysis
+    from .analysis.plan import parse_plan, run_plan
 
     diffs = []
     fp = data_fingerprint(data)
@@ -168,7 +168,7 @@ def verify(record: dict, data) -> list[str]:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from .audit import read_audit
+    from .analysis.audit import read_audit
 
     record = read_audit(args.audit)
     data = read_data(args.data)
@@ -183,7 +183,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
-    from .experiments import DEFAULT_K_GRID, holdout_reuse_experiment, plot_holdout_reuse
+    from .validation.experiments import DEFAULT_K_GRID, holdout_reuse_experiment, plot_holdout_reuse
 
     ks = DEFAULT_K_GRID if args.k is None else tuple(int(k) for k in args.k.split(","))
     frame = holdout_reuse_experiment(n=args.n, d=args.d, k_grid=ks, n_reps=args.reps,
@@ -191,7 +191,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
                                      progress=not args.quiet)
     table = frame.groupby(["method", "split", "k"])["accuracy"].agg(["mean", "std"]).round(4)
     if args.out:
-        from .audit import atomic_write_text
+        from .analysis.audit import atomic_write_text
 
         atomic_write_text(args.out, frame.to_csv(index=False))
     print(table.unstack("split").to_markdown())
@@ -252,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--plot", help="write the figure (PNG)")
     ex.add_argument("--quiet", action="store_true")
     ex.set_defaults(func=_cmd_experiment)
-    from .simulate import add_validate_command
+    from .validation.harness import add_validate_command
 
     add_validate_command(sub)
     return parser

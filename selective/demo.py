@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
-from .analysis import Analysis
+from .analysis.facade import Analysis
+from .analysis.report import CorrectedTable
 from .datasets import load_biomarkers
 from .hypotheses import CoefficientTest, TwoSampleTTest
-from .report import CorrectedTable
+from .selectors.scores import welch_t_scores
 from .selectors.topk import TopK
 
 __all__ = ["welch_t_scores", "run_demo"]
-
-
-def welch_t_scores(data: pd.DataFrame, columns: list[str], group: str, levels: tuple[str, str]) -> pd.Series:
-    """|Welch t| of every column between two groups, in one vectorised pass."""
-    a = data.loc[data[group] == levels[0], columns].to_numpy(dtype=float)
-    b = data.loc[data[group] == levels[1], columns].to_numpy(dtype=float)
-    se = np.sqrt(a.var(axis=0, ddof=1) / len(a) + b.var(axis=0, ddof=1) / len(b))
-    return pd.Series(np.abs(a.mean(axis=0) - b.mean(axis=0)) / se, index=columns)
 
 
 def run_demo(*, k: int = 3, seed: int = 2026) -> tuple[Analysis, CorrectedTable]:

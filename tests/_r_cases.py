@@ -15,8 +15,14 @@ import re
 import numpy as np
 import pandas as pd
 
-from selective.conditional import (fixed_lasso_inference, forward_stepwise, fs_inference,
-                                   lar_inference, least_angle_regression, many_means)
+from selective.conditional import (
+    fixed_lasso_inference,
+    forward_stepwise,
+    fs_inference,
+    lar_inference,
+    least_angle_regression,
+    many_means,
+)
 
 __all__ = ["run_r_case", "SUPPORTED_FUNCTIONS"]
 

@@ -13,11 +13,12 @@ own implementation (see ``_r_cases.py``).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from selective import corrections as C
-from selective.accounting import bounds as B
 from selective import mechanisms as M
+from selective.accounting import bounds as B
 from selective.accounting import composition as P
 from selective.accounting.certificates import ANY_DISTRIBUTION, MaxInfo, MutualInfo
 from selective.accounting.totals import MaxInfoFamily
@@ -40,7 +41,7 @@ def _inputs(vector: dict) -> dict[str, Any]:
     return {k: v["value"] for k, v in vector["inputs"].items()}
 
 
-def _thr(t: "C.Threshold", name: str = "gamma") -> dict[str, float]:
+def _thr(t: C.Threshold, name: str = "gamma") -> dict[str, float]:
     return {name: t.gamma, f"log2_{name}": t.log2_gamma}
 
 

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,12 +18,13 @@ from selective import (
     SelectiveWarning,
     TopK,
 )
+from selective.analysis.report import TABLE_COLUMNS, format_pvalue
 from selective.cli import main
 from selective.corrections import corrected_pvalue_bonferroni
 from selective.datasets import BIOMARKERS_SEED, load_biomarkers, simulate_biomarkers
-from selective.demo import run_demo, welch_t_scores
+from selective.demo import run_demo
 from selective.hypotheses import TwoSampleTTest
-from selective.report import TABLE_COLUMNS, format_pvalue
+from selective.selectors import welch_t_scores
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from selective.audit import data_fingerprint, read_audit, spec_from_dict, spec_to_dict, table_from_audit, write_audit
+from selective.analysis.audit import (
+    data_fingerprint,
+    read_audit,
+    spec_from_dict,
+    spec_to_dict,
+    write_audit,
+)
 from selective.cli import main
 from selective.hypotheses import CoefficientTest, TwoSampleTTest
-from selective.plan import PlanError, load_plan, run_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "biomarkers.csv"

@@ -9,13 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from stats_helpers import assert_rate_at_most
 
 from selective.accounting import DescriptionLength, Ledger
-from selective.compare import COMPARISON_COLUMNS, compare_selection
 from selective.conditional import fixed_lasso_inference, forward_stepwise, fs_inference
-from selective.conditional.rcompare import why_r_unavailable
 from selective.corrections import correct
-from stats_helpers import assert_rate_at_most
+from selective.interop.compare import COMPARISON_COLUMNS, compare_selection
+from selective.interop.rcompare import why_r_unavailable
 
 DIABETES = Path(__file__).resolve().parent / "reference" / "r-selectiveinference" / "diabetes_std.csv"
 
@@ -64,7 +64,7 @@ def test_r_column(diabetes):
         np.testing.assert_allclose(c.frame.pvalue_r, c.frame.pvalue_conditional, rtol=1e-5)
     else:
         assert c.frame.pvalue_r.isna().all() and "R not available" in c.r_status
-        from selective.rbridge import RNotAvailableError
+        from selective.interop.rbridge import RNotAvailableError
 
         with pytest.raises(RNotAvailableError, match="install.packages"):
             compare_selection(diabetes, "y", method="lasso", lam=190.0, with_r=True)

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from selective.experiments import holdout_reuse_experiment, plot_holdout_reuse, thresholdout_gaussian_answers
 from selective.selectors.thresholdout import ThresholdoutExperiment
+from selective.validation.experiments import holdout_reuse_experiment, plot_holdout_reuse, thresholdout_gaussian_answers
 
 
 def test_vectorised_thresholdout_matches_the_selector_class():

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from selective import rbridge
+from selective.interop import rbridge
 
 REASON = rbridge.why_r_unavailable()
 

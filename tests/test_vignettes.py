@@ -8,7 +8,6 @@ vignettes check their claims.
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 

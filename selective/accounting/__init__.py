@@ -3,19 +3,6 @@
 Pure functions and immutable values; nothing here knows about data frames.
 """
 
-from .certificates import (
-    ANY_DISTRIBUTION,
-    PRODUCT,
-    ApproxDP,
-    Certificate,
-    DescriptionLength,
-    MaxInfo,
-    MutualInfo,
-    PureDP,
-    ZCDP,
-    certificate_from_dict,
-)
-
 from .bounds import (
     compose_maxinfo,
     maxinfo_approx_dp,
@@ -29,6 +16,18 @@ from .bounds import (
     mi_pure_dp_product,
     mi_zcdp_any_distribution,
     mi_zcdp_product,
+)
+from .certificates import (
+    ANY_DISTRIBUTION,
+    PRODUCT,
+    ZCDP,
+    ApproxDP,
+    Certificate,
+    DescriptionLength,
+    MaxInfo,
+    MutualInfo,
+    PureDP,
+    certificate_from_dict,
 )
 from .composition import advanced_composition, basic_composition, pure_dp_to_zcdp, zcdp_composition, zcdp_to_approx_dp
 from .ledger import Ledger, Step

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from .._validation import check_int, check_positive, check_probability
-from .certificates import ApproxDP, PureDP, ZCDP
+from .certificates import ZCDP, ApproxDP, PureDP
 
 __all__ = [
     "basic_composition",

@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from .._validation import check_int, check_positive, check_probability
 from ..exceptions import BudgetExceededError, CompositionOrderError, NoBoundError, SelectiveWarning
@@ -30,13 +31,13 @@ from .bounds import LOG2_E, _kl_pure_dp_nats
 from .certificates import (
     ANY_DISTRIBUTION,
     PRODUCT,
+    ZCDP,
     ApproxDP,
     Certificate,
     DescriptionLength,
     MaxInfo,
     MutualInfo,
     PureDP,
-    ZCDP,
     certificate_from_dict,
 )
 from .totals import LedgerTotals, MaxInfoFamily, UnionRoute
@@ -405,7 +406,7 @@ class Ledger:
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Ledger":
+    def from_dict(cls, d: dict[str, Any]) -> Ledger:
         if not isinstance(d, dict) or d.get("format") != LEDGER_FORMAT:
             raise ValueError(f"not a ledger record: expected format {LEDGER_FORMAT!r}; got {d.get('format') if isinstance(d, dict) else d!r}.")
         if d.get("version") != LEDGER_VERSION:
@@ -422,7 +423,7 @@ class Ledger:
         return led
 
     @classmethod
-    def from_json(cls, text: str) -> "Ledger":
+    def from_json(cls, text: str) -> Ledger:
         """Rebuild a ledger written by :meth:`to_json`; every step is re-checked on the way in."""
         try:
             d = json.loads(text)

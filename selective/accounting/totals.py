@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._optim import min_bits_composite
 from .._validation import check_probability
 from ..exceptions import NoBoundError
+from ._optim import min_bits_composite
 from .bounds import LOG2_E, _thm20_nats
 from .certificates import ANY_DISTRIBUTION, PRODUCT, MaxInfo, MutualInfo
 

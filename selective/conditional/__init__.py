@@ -9,13 +9,17 @@ checked against R selectiveInference 1.2.5 on the reference cases.
 from .groupfs import GroupStepwisePath, group_forward_stepwise, groupfs_inference
 from .lasso import KKTError, LassoFit, fixed_lasso_inference, solve_lasso
 from .many_means import many_means
-from .polyhedral import (TruncatedNormalResult, TruncationLimits, polyhedral_test,
-                         truncated_normal_interval, truncated_normal_pivot,
-                         truncated_normal_pvalue, truncation_limits)
-from .rcompare import RUnavailableError, compare_with_r, r_available, why_r_unavailable
+from .polyhedral import (
+    TruncatedNormalResult,
+    TruncationLimits,
+    polyhedral_test,
+    truncated_normal_interval,
+    truncated_normal_pivot,
+    truncated_normal_pvalue,
+    truncation_limits,
+)
 from .results import GroupInferenceResult, ManyMeansResult, SelectiveInferenceResult
-from .stepwise import (StepwisePath, forward_stepwise, fs_inference, lar_inference,
-                       least_angle_regression)
+from .stepwise import StepwisePath, forward_stepwise, fs_inference, lar_inference, least_angle_regression
 
 __all__ = [
     # polyhedral lemma and truncated-normal pivot (Lee et al. 2016)
@@ -31,5 +35,11 @@ __all__ = [
     # results
     "SelectiveInferenceResult", "ManyMeansResult", "GroupInferenceResult",
     # R bridge
-    "RUnavailableError", "compare_with_r", "r_available", "why_r_unavailable",
 ]
+
+
+def __getattr__(name: str):
+    # the R comparison moved to selective.interop.rcompare in 0.2 (deprecated aliases)
+    from .._deprecated import moved_attribute
+
+    return moved_attribute(__name__, name)

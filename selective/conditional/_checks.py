@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd

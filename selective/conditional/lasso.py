@@ -19,8 +19,14 @@ import warnings
 
 import numpy as np
 
-from ._checks import (check_alpha, check_choice, check_nonneg_real, check_positive_real,
-                      check_vector, design_and_response)
+from ._checks import (
+    check_alpha,
+    check_choice,
+    check_nonneg_real,
+    check_positive_real,
+    check_vector,
+    design_and_response,
+)
 from ._inference import ONE_SIDED, TWO_SIDED, infer_contrasts, sigma_from_rule
 from .results import SelectiveInferenceResult, _ro
 

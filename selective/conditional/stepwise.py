@@ -25,8 +25,7 @@ import numpy as np
 import pandas as pd
 
 from . import _truncnorm
-from ._checks import (check_alpha, check_choice, check_int, check_positive_real,
-                      design_and_response)
+from ._checks import check_alpha, check_choice, check_int, check_positive_real, design_and_response
 from ._constraints import StepConstraints, sparse_rows
 from ._inference import ONE_SIDED, TWO_SIDED, forward_stop, pivot_summary, sigma_from_rule
 from .polyhedral import _check_gridrange

@@ -68,7 +68,7 @@ class TestSpec:
         """Run the test on ``data`` and return its naive result."""
         raise NotImplementedError
 
-    def with_level(self, confidence_level: float) -> "TestSpec":
+    def with_level(self, confidence_level: float) -> TestSpec:
         """A copy of this spec with another confidence level."""
         return dataclasses.replace(self, confidence_level=confidence_level)
 

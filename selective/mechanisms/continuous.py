@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from .._validation import check_positive, check_rng
 
 __all__ = ["simulation_laplace", "simulation_gaussian", "simulation_gumbel", "simulation_exponential"]

@@ -7,8 +7,9 @@ Each selector is a frozen dataclass whose certificate depends on its parameters 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd

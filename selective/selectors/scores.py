@@ -6,14 +6,15 @@ correlations with a target, t statistics. It never loops over columns in Python.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._validation import check_choice
 
-__all__ = ["candidate_scores"]
+__all__ = ["candidate_scores", "welch_t_scores"]
 
 _CHUNK_ROWS = 65_536
 
@@ -109,3 +110,25 @@ def candidate_scores(data: pd.DataFrame, candidates: Sequence[Any] | None = None
             r = np.clip(r, -1.0, 1.0)
             values = r if kind == "corr" else r * np.sqrt(n - 2) / np.sqrt(1.0 - r * r)
     return pd.Series(np.asarray(values, dtype=np.float64), index=pd.Index(cands), name=kind)
+
+
+def welch_t_scores(data: pd.DataFrame, columns: list[str], group: str, levels: tuple[str, str]) -> pd.Series:
+    """|Welch t| of every column between two groups, in one vectorised pass.
+
+    The usual screen before a two-group comparison: use it as the ``score`` of a
+    :class:`~selective.selectors.TopK` over declared candidate columns.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+    columns : list of column labels
+        The candidate columns (numeric).
+    group : column label
+        The column that holds the group of each row.
+    levels : (str, str)
+        The two groups compared: the score is ``|mean(levels[0]) - mean(levels[1])| / se``.
+    """
+    a = data.loc[data[group] == levels[0], columns].to_numpy(dtype=float)
+    b = data.loc[data[group] == levels[1], columns].to_numpy(dtype=float)
+    se = np.sqrt(a.var(axis=0, ddof=1) / len(a) + b.var(axis=0, ddof=1) / len(b))
+    return pd.Series(np.abs(a.mean(axis=0) - b.mean(axis=0)) / se, index=columns)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd

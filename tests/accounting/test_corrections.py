@@ -13,7 +13,6 @@ from scipy import optimize
 
 from selective import corrections as C
 from selective.accounting import ANY_DISTRIBUTION, MaxInfo, MaxInfoFamily, MutualInfo, UnionRoute
-from selective.accounting.bounds import _thm20_nats
 
 p_st = st.floats(1e-300, 1.0)
 alpha_st = st.floats(1e-4, 0.3)
@@ -185,7 +184,7 @@ def test_extreme_inputs_do_not_crash():
     mutual information in the via-max-information route."""
     import math as _m
 
-    from selective.accounting import DescriptionLength, Ledger, PureDP, ZCDP
+    from selective.accounting import ZCDP, DescriptionLength, Ledger, PureDP
 
     N = sum(_m.comb(20000, j) for j in range(121))  # log2 N ~ 1053.5: alpha / N is subnormal
     led = Ledger(n_rows=5000)

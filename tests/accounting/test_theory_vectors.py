@@ -19,7 +19,6 @@ import pathlib
 from decimal import Decimal, getcontext
 
 import pytest
-
 from reference_adapters import evaluate_theory_vector
 
 REF = pathlib.Path(__file__).resolve().parents[1] / "reference"

@@ -26,7 +26,6 @@ import pathlib
 
 import numpy as np
 import pytest
-
 from _r_cases import run_r_case
 
 DATA_DIR = pathlib.Path(__file__).resolve().parents[1] / "reference" / "r-selectiveinference"

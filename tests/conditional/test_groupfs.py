@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.stats
+from stats_helpers import FALSE_FAILURE_RATE
 
 from selective.conditional import group_forward_stepwise, groupfs_inference
-from stats_helpers import FALSE_FAILURE_RATE
 
 INDEX = [1, 1, 2, 2, 3, 4, 4, 4]
 

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
-
-from selective.conditional import (KKTError, SelectiveInferenceResult, fixed_lasso_inference,
-                                   forward_stepwise, fs_inference, lar_inference,
-                                   least_angle_regression, many_means, solve_lasso)
-from selective.exceptions import SelectiveWarning
 from stats_helpers import FALSE_FAILURE_RATE, assert_rate_near
+
+from selective.conditional import (
+    KKTError,
+    SelectiveInferenceResult,
+    fixed_lasso_inference,
+    forward_stepwise,
+    fs_inference,
+    lar_inference,
+    least_angle_regression,
+    many_means,
+    solve_lasso,
+)
+from selective.exceptions import SelectiveWarning
 
 FRAME_COLUMNS = ["variable", "index", "sign", "estimate", "sd", "statistic", "vlo", "vup",
                  "pvalue", "ci_low", "ci_high", "tailarea_low", "tailarea_high", "pvalue_naive",

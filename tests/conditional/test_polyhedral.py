@@ -9,9 +9,13 @@ import numpy as np
 import pytest
 from scipy import special
 
-from selective.conditional import (polyhedral_test, truncated_normal_interval,
-                                   truncated_normal_pivot, truncated_normal_pvalue,
-                                   truncation_limits)
+from selective.conditional import (
+    polyhedral_test,
+    truncated_normal_interval,
+    truncated_normal_pivot,
+    truncated_normal_pvalue,
+    truncation_limits,
+)
 
 # Oracle: the normal upper tail in 80-digit decimal arithmetic (standard library only):
 # a Taylor series for |x| < 3 and the Laplace continued fraction of the Mills ratio beyond.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from selective.conditional import RUnavailableError, compare_with_r, why_r_unavailable
+from selective.interop.rcompare import RUnavailableError, compare_with_r, why_r_unavailable
 
 REASON = why_r_unavailable()
 

@@ -1,4 +1,4 @@
-"""Each naive test against base R (stats package) through selective.rbridge.
+"""Each naive test against base R (stats package) through selective.interop.rbridge.
 
 R's t.test, prop.test(correct = FALSE), chisq.test(correct = FALSE), cor.test (Pearson;
 Spearman with exact = FALSE), summary(lm), summary(glm), anova and Wald chi-square by hand,
@@ -34,7 +34,7 @@ from selective.hypotheses import (
     TwoSampleProportionTest,
     TwoSampleTTest,
 )
-from selective.rbridge import r_eval, why_r_unavailable
+from selective.interop.rbridge import r_eval, why_r_unavailable
 
 REASON = why_r_unavailable()
 if REASON is None:  # R's glm stops at a relative deviance change of 1e-8; converge fully instead

@@ -1,4 +1,4 @@
-"""selective.rbridge: availability messages (run everywhere) and conversions and calls (need R)."""
+"""selective.interop.rbridge: availability messages (run everywhere) and conversions and calls (need R)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from selective import rbridge
-from selective.rbridge import (
+from selective.interop import rbridge
+from selective.interop.rbridge import (
     RNotAvailableError,
     call_r,
     r_available,

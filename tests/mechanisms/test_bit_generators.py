@@ -25,6 +25,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.stats
+from stats_helpers import FALSE_FAILURE_RATE, assert_rate_near
 
 from selective.mechanisms import (
     bernoulli_exp,
@@ -36,7 +37,6 @@ from selective.mechanisms import (
     report_noisy_max,
     report_noisy_topk,
 )
-from stats_helpers import FALSE_FAILURE_RATE, assert_rate_near
 
 BIT_GENERATORS = {
     "MT19937": np.random.MT19937,

@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 import scipy.stats
+from stats_helpers import FALSE_FAILURE_RATE
 
 from selective.accounting.certificates import PureDP
 from selective.mechanisms import (
@@ -24,7 +25,6 @@ from selective.mechanisms import (
     report_noisy_topk,
     report_noisy_topk_certificate,
 )
-from stats_helpers import FALSE_FAILURE_RATE
 
 N_DRAWS = 200_000
 UTILS = np.array([0.0, 1.0, 2.0, 3.0, 2.5, -1.0])

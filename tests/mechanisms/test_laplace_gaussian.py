@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 import scipy.stats
+from stats_helpers import FALSE_FAILURE_RATE
 
 from selective.accounting.certificates import ZCDP, PureDP
 from selective.mechanisms import (
@@ -22,7 +23,6 @@ from selective.mechanisms import (
     laplace_mechanism,
     laplace_scale,
 )
-from stats_helpers import FALSE_FAILURE_RATE
 
 N_DRAWS = 200_000
 

@@ -16,6 +16,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.stats
+from stats_helpers import FALSE_FAILURE_RATE, assert_rate_near
 
 from selective.mechanisms import (
     bernoulli_exp,
@@ -26,7 +27,6 @@ from selective.mechanisms import (
     simulation_gumbel,
     simulation_laplace,
 )
-from stats_helpers import FALSE_FAILURE_RATE, assert_rate_near
 
 N_DRAWS = 200_000
 

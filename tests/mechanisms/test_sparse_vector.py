@@ -7,12 +7,11 @@ import math
 import numpy as np
 import pytest
 import scipy.stats
+from stats_helpers import FALSE_FAILURE_RATE
 
 from selective.accounting.certificates import ApproxDP, PureDP
 from selective.exceptions import BudgetExhausted
 from selective.mechanisms import AboveThreshold, NumericSparse, Sparse, sparse_accuracy
-from stats_helpers import FALSE_FAILURE_RATE
-
 
 
 def _first_above(values, eps, seed_seq):

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from stats_helpers import FALSE_FAILURE_RATE
 
 from selective.accounting.certificates import ZCDP, PureDP
 from selective.selectors.base import Selection
 from selective.selectors.dp import NoisyStatistic, SparseVectorScreen
-from stats_helpers import FALSE_FAILURE_RATE
 
 
 def _assert_dp_counts(a: np.ndarray, b: np.ndarray, eps: float, false_failure_rate: float = FALSE_FAILURE_RATE) -> None:

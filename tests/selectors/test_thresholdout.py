@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from stats_helpers import FALSE_FAILURE_RATE
 
 from selective.accounting.certificates import PureDP
 from selective.exceptions import BudgetExhausted, NoBoundError
 from selective.selectors.thresholdout import Thresholdout, ThresholdoutExperiment, thresholdout_parameters
-from stats_helpers import FALSE_FAILURE_RATE
 
 RNG = np.random.default_rng(0)
 TRAIN = pd.DataFrame({"x": RNG.random(500)})

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from stats_helpers import FALSE_FAILURE_RATE
 
 from selective.accounting import DescriptionLength, PureDP
 from selective.selectors.topk import NoisyTopK, SignedMeanScore, TopK
-from stats_helpers import FALSE_FAILURE_RATE
 
 
 def frame(values: dict[str, float]) -> pd.DataFrame:

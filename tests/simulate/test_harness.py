@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from stats_helpers import assert_rate_near
 
-from selective.scenarios import Preregistered, TopKNoise, get_scenario
-from selective.simulate import (
+from selective.validation.harness import (
     PVALUE_COLUMNS,
     add_validate_command,
     clopper_pearson,
@@ -27,7 +27,7 @@ from selective.simulate import (
     split_rows,
     validate,
 )
-from stats_helpers import assert_rate_near
+from selective.validation.scenarios import Preregistered, TopKNoise, get_scenario
 
 ALPHA = 0.05
 

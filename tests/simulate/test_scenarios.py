@@ -14,10 +14,10 @@ import math
 
 import numpy as np
 import pytest
-
-from selective.scenarios import SCENARIOS, FreedmanScreening, freedman_paradox, get_scenario
-from selective.simulate import replication_seed, simulate
 from stats_helpers import assert_rate_at_least, assert_rate_at_most
+
+from selective.validation.harness import replication_seed, simulate
+from selective.validation.scenarios import SCENARIOS, FreedmanScreening, freedman_paradox, get_scenario
 
 ALPHA = 0.05
 # scenario: (replications, naive rate at least; pilot naive rate)
@@ -118,7 +118,7 @@ def test_freedman_paradox_against_theory():
 def test_freedman_scenario_naive_matches_the_summary():
     """The scenario's naive p-value is the second-pass F p-value of freedman_paradox."""
     sc = FreedmanScreening()
-    from selective.simulate import replication_rng
+    from selective.validation.harness import replication_rng
 
     rngs = [replication_rng(11, i) for i in range(40)]
     p = sc.replicate_many(rngs).pvalues["pvalue_naive"][:, 0]

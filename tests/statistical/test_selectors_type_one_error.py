@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import scipy.stats
+from stats_helpers import assert_rate_at_least, assert_rate_at_most
 
 from selective import Analysis, BudgetExhausted, Selection
 from selective.hypotheses import CoefficientTest, OneSampleProportionTest, TwoSampleTTest
@@ -29,7 +29,6 @@ from selective.selectors import (
     SparseVectorScreen,
     Thresholdout,
 )
-from stats_helpers import assert_rate_at_least, assert_rate_at_most
 
 ALPHA = 0.05
 N, M = 200, 20

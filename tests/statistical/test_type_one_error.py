@@ -17,13 +17,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from stats_helpers import assert_rate_at_least, assert_rate_at_most
 
 from selective import Analysis
 from selective.accounting import DescriptionLength, Ledger, PureDP
 from selective.corrections import correct
 from selective.hypotheses import TwoSampleTTest
 from selective.selectors.topk import NoisyTopK, SignedMeanScore, TopK
-from stats_helpers import assert_rate_at_least, assert_rate_at_most
 
 ALPHA = 0.05
 N_ROWS = 200  # 100 per group

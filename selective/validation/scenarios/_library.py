@@ -1,10 +1,10 @@
-r"""Adversarial selection scenarios for the validity and power harness (:mod:`selective.simulate`).
+r"""Adversarial selection scenarios for the validity and power harness (:mod:`selective.validation.harness`).
 
 Each scenario is a small frozen object: its ``name``, a ``description``, the ``truth`` (which
 hypotheses are null), the declared candidate count ``n_candidates`` (for Bonferroni), the
 certificates of its selection (``certificates()``, recorded on a :class:`~selective.Ledger`),
 and ``replicate_many(rngs)``, which runs one replication per generator, vectorised across
-replications where the computation allows, and returns :class:`~selective.simulate.Outcomes`.
+replications where the computation allows, and returns :class:`~selective.validation.harness.Outcomes`.
 
 Every scenario tests one hypothesis per replication (``n_tests = 1``; a replication whose
 selection is empty tests nothing and counts as no rejection), so the type-I error of a column is
@@ -31,11 +31,11 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from ._validation import check_int, check_positive, check_probability
-from .accounting.certificates import DescriptionLength
-from .accounting.ledger import Ledger
-from .corrections import correct
-from .simulate import Outcomes, split_rows
+from ..._validation import check_int, check_positive, check_probability
+from ...accounting.certificates import DescriptionLength
+from ...accounting.ledger import Ledger
+from ...corrections import correct
+from ..harness import Outcomes, split_rows
 
 __all__ = [
     "Scenario",
@@ -317,11 +317,11 @@ class TopKNoise(Scenario):
 
     def pipeline(self, rng: np.random.Generator) -> pd.DataFrame:
         """The same replication through :class:`~selective.Analysis`, ``TopK``, ``TwoSampleTTest``
-        and :func:`~selective.simulate.data_splitting` (slow; for checking the vectorised path)."""
-        from .analysis import Analysis
-        from .hypotheses import TwoSampleTTest
-        from .selectors.topk import TopK
-        from .simulate import data_splitting
+        and :func:`~selective.validation.harness.data_splitting` (slow; for checking the vectorised path)."""
+        from ...analysis.facade import Analysis
+        from ...hypotheses import TwoSampleTTest
+        from ...selectors.topk import TopK
+        from ..harness import data_splitting
 
         names = tuple(f"x{j:03d}" for j in range(self.n_features))
         d = pd.DataFrame(self.draw(rng), columns=list(names))
@@ -437,12 +437,12 @@ class SparseVectorThreshold(_TwoGroupNoise):
     chunk_size: ClassVar[int] = 100
 
     def certificates(self) -> tuple[Any, ...]:
-        from .accounting.certificates import PureDP
+        from ...accounting.certificates import PureDP
 
         return (PureDP(self.epsilon),)
 
     def _select(self, a: np.ndarray, b: np.ndarray, g: np.random.Generator) -> int:
-        from .mechanisms.sparse_vector import Sparse
+        from ...mechanisms.sparse_vector import Sparse
 
         n = a.shape[0] + b.shape[0]
         sv = Sparse(self.threshold, epsilon=self.epsilon, sensitivity=2.0 * self.clip / n, c=1, rng=g)
@@ -501,7 +501,7 @@ class HoldoutReuse(Scenario):
         return self.n_features
 
     def certificates(self) -> tuple[Any, ...]:
-        from .mechanisms.reuse import sparsevalidate_n_outcomes
+        from ...mechanisms.reuse import sparsevalidate_n_outcomes
 
         return (DescriptionLength(sparsevalidate_n_outcomes(self.n_queries, 1)),)
 
@@ -654,7 +654,7 @@ def freedman_paradox(n_reps: int, *, seed: Any = None, n_obs: int = 100, n_featu
     errors are those of the means (for the median: from the binomial order-statistic interval).
     Replication i uses ``SeedSequence(seed).spawn(n_reps)[i]``.
     """
-    from .simulate import replication_rng
+    from ..harness import replication_rng
 
     n_reps = check_int("n_reps", n_reps, low=2)
     sc = FreedmanScreening(n_obs=n_obs, n_features=n_features, keep_below=keep_below)
@@ -764,12 +764,12 @@ class LassoFixedLambda(_RegressionNull, Scenario):
         return sum(j * math.comb(self.n_features, j) for j in range(1, self.max_size + 1))
 
     def certificates(self) -> tuple[Any, ...]:
-        from .selectors.description import n_supports
+        from ...selectors.description import n_supports
 
         return (DescriptionLength(n_supports(self.n_features, self.max_size)),)
 
     def _support(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        from .conditional import solve_lasso
+        from ...conditional import solve_lasso
 
         n = x.shape[0]
         beta = solve_lasso(x, y, self.lam_factor * math.sqrt(n), intercept=True).beta
@@ -780,7 +780,7 @@ class LassoFixedLambda(_RegressionNull, Scenario):
         return active
 
     def replicate_many(self, rngs):
-        from .conditional import fixed_lasso_inference
+        from ...conditional import fixed_lasso_inference
 
         r = len(rngs)
         p, pc, ps = (np.full(r, np.nan) for _ in range(3))
@@ -849,7 +849,7 @@ class ForwardStepwisePath(_RegressionNull, Scenario):
         return (DescriptionLength(math.perm(self.n_features, self.steps)),)
 
     def replicate_many(self, rngs):
-        from .conditional import forward_stepwise, fs_inference
+        from ...conditional import forward_stepwise, fs_inference
 
         r = len(rngs)
         p, pc, ps = (np.full(r, np.nan) for _ in range(3))
@@ -895,12 +895,12 @@ class DPThenDescriptionLength(_TwoGroupNoise):
         check_int("k_dp", self.k_dp, low=1, high=self.n_features)
 
     def certificates(self) -> tuple[Any, ...]:
-        from .mechanisms.exponential import report_noisy_topk_certificate
+        from ...mechanisms.exponential import report_noisy_topk_certificate
 
         return (report_noisy_topk_certificate(self.k_dp, epsilon=self.epsilon), DescriptionLength(self.k_dp))
 
     def _select(self, a: np.ndarray, b: np.ndarray, g: np.random.Generator) -> int:
-        from .mechanisms.exponential import report_noisy_topk
+        from ...mechanisms.exponential import report_noisy_topk
 
         n = a.shape[0] + b.shape[0]
         idx = np.sort(np.asarray(report_noisy_topk(self._clipped_score(a, b), self.k_dp, epsilon=self.epsilon,
@@ -927,7 +927,7 @@ SCENARIOS: dict[str, Scenario] = {
         TopKNoise(name="topk_signal", effects=(0.45, 0.45, 0.45)),
     )
 }
-"""The scenario library, by name (in a fixed order: :func:`selective.simulate.validate` seeds by position)."""
+"""The scenario library, by name (in a fixed order: :func:`selective.validation.harness.validate` seeds by position)."""
 
 
 def scenario_names() -> tuple[str, ...]:

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 
-from ._optim import _bisect_increasing, _grow_upper, max_log_gamma_composite, min_exp_sqrt_plus_beta
-from ._validation import check_int, check_positive, check_probability, check_pvalues
-from .accounting.bounds import LOG2_E, MI_TO_MAXINFO_CONSTANT_BITS, MI_TO_MAXINFO_SLIDE_CONSTANT_BITS
-from .accounting.certificates import MaxInfo, MutualInfo
-from .accounting.totals import LedgerTotals, MaxInfoFamily, UnionRoute
+from .._validation import check_int, check_positive, check_probability, check_pvalues
+from ..accounting._optim import _bisect_increasing, _grow_upper, max_log_gamma_composite, min_exp_sqrt_plus_beta
+from ..accounting.bounds import LOG2_E, MI_TO_MAXINFO_CONSTANT_BITS, MI_TO_MAXINFO_SLIDE_CONSTANT_BITS
+from ..accounting.certificates import MaxInfo, MutualInfo
+from ..accounting.totals import LedgerTotals, MaxInfoFamily, UnionRoute
 
 __all__ = [
     "Threshold",

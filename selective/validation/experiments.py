@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import check_int, check_positive, check_real, check_rng
+from .._validation import check_int, check_positive, check_real, check_rng
 
 __all__ = ["holdout_reuse_experiment", "holdout_reuse_replication", "thresholdout_gaussian_answers",
            "plot_holdout_reuse", "DEFAULT_K_GRID"]

@@ -15,7 +15,7 @@ a DataFrame, :func:`compare_selection` reports for each selected variable
   conditions on the selection event (Lee, Sun, Sun and Taylor 2016; Tibshirani, Taylor,
   Lockhart and Tibshirani 2016);
 * **R selectiveInference**'s p-value for the same analysis when R, rpy2, selectiveInference and
-  glmnet are installed (:mod:`selective.conditional.rcompare`).
+  glmnet are installed (:mod:`selective.interop.rcompare`).
 
 All p-values are two-sided (R's one-sided p-values, in the direction of the selected sign,
 are converted as :math:`2\min(p, 1-p)`). The naive and max-information columns use OLS t-tests
@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import check_choice, check_int, check_probability
-from .accounting.certificates import DescriptionLength
-from .accounting.ledger import Ledger
-from .corrections import correct
-from .report import RenderMixin, format_number, format_pvalue
+from .._validation import check_choice, check_int, check_probability
+from ..accounting.certificates import DescriptionLength
+from ..accounting.ledger import Ledger
+from ..analysis.report import RenderMixin, format_number, format_pvalue
+from ..corrections import correct
 
 __all__ = ["compare_selection", "SelectionComparison", "COMPARISON_COLUMNS"]
 
@@ -130,8 +130,8 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
     alpha = check_probability("alpha", alpha, closed="neither")
     if with_r not in (True, False, "auto"):
         raise ValueError(f"`with_r` must be True, False or 'auto'; got {with_r!r}.")
-    from . import conditional as cond
-    from .conditional._checks import design_and_response
+    from .. import conditional as cond
+    from ..conditional._checks import design_and_response
 
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
@@ -175,7 +175,7 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
     }, index=pd.Index(variables, name="variable"))
     r_status = "not requested"
     if with_r is not False:
-        from .conditional.rcompare import compare_with_r, why_r_unavailable
+        from .rcompare import compare_with_r, why_r_unavailable
 
         reason = why_r_unavailable()
         if reason is None:

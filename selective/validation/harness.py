@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._validation import check_choice, check_int, check_probability, check_rng
+from .._validation import check_choice, check_int, check_probability, check_rng
 
 __all__ = [
     "PVALUE_COLUMNS",
@@ -147,7 +147,7 @@ class Outcomes:
     rows: np.ndarray | None = None  # tests per replication (rows a pipeline returned), if known
 
     @classmethod
-    def from_shared(cls, pvalues: dict[str, Any], null: Any, *, null_by_column: dict[str, Any] | None = None) -> "Outcomes":
+    def from_shared(cls, pvalues: dict[str, Any], null: Any, *, null_by_column: dict[str, Any] | None = None) -> Outcomes:
         """Build from one truth array shared by every column (overridden per column)."""
         ps = {c: np.atleast_2d(np.asarray(v, dtype=float)) if np.ndim(v) else np.array([[float(v)]])
               for c, v in pvalues.items()}
@@ -268,7 +268,7 @@ class _Counts:
             self.max_n = max(self.max_n, int(n_r.max(initial=0)))
             self.max_m[ci] = max(int(self.max_m[ci]), int(m_r.max(initial=0)))
 
-    def merge(self, other: "_Counts") -> None:
+    def merge(self, other: _Counts) -> None:
         self.n_reps += other.n_reps
         for s in _SUMS:
             self.sums[s] += other.sums[s]
@@ -468,7 +468,7 @@ def simulate(target: Any, *, n_reps: int, alpha: float = 0.05, alphas: Sequence[
     Parameters
     ----------
     target : scenario or callable
-        A scenario of :mod:`selective.scenarios` (anything with ``replicate_many(rngs) ->
+        A scenario of :mod:`selective.validation.scenarios` (anything with ``replicate_many(rngs) ->
         Outcomes``), or ``pipeline(rng) -> CorrectedTable or DataFrame`` whose rows are the
         tests of one replication with the p-value columns of :data:`PVALUE_COLUMNS` (those
         present). A boolean column ``is_null`` gives each row's truth (else ``nonnull``);
@@ -747,7 +747,7 @@ def plot_rejection_curves(result: SimulationResult, *, measure: str = "type_one_
 
 def validate(scenarios: Sequence[Any] | str | None = None, *, n_reps: int | None = None, alpha: float = 0.05,
              seed: Any = 2024, n_jobs: int = 1, progress: bool = True, **kwargs: Any) -> dict[str, SimulationResult]:
-    """Run scenarios of :mod:`selective.scenarios` (all by default); one result per name.
+    """Run scenarios of :mod:`selective.validation.scenarios` (all by default); one result per name.
 
     ``n_reps`` defaults to each scenario's ``default_reps``. Scenario ``i`` uses the root seed
     ``SeedSequence(seed).spawn(...)[i]`` of its position in the library, so a scenario's result

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__
-from .accounting.certificates import certificate_from_dict
-from .accounting.ledger import Ledger
+from .. import __version__
+from ..accounting.certificates import certificate_from_dict
+from ..accounting.ledger import Ledger
 from .report import TABLE_COLUMNS, CorrectedTable
 
 __all__ = ["AUDIT_FORMAT", "data_fingerprint", "audit_record", "write_audit", "read_audit", "table_from_audit",
@@ -72,7 +72,7 @@ def spec_to_dict(spec: Any) -> dict[str, Any]:
 def spec_from_dict(d: dict[str, Any]) -> Any:
     """Rebuild a test spec written by :func:`spec_to_dict` (only classes of
     :mod:`selective.hypotheses` are accepted)."""
-    from . import hypotheses
+    from .. import hypotheses
 
     name = d.get("class")
     cls = getattr(hypotheses, name, None) if isinstance(name, str) else None

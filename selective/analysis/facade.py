@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import check_choice, check_int, check_probability
-from .accounting.certificates import PRODUCT, DescriptionLength
-from .accounting.ledger import Ledger
-from .accounting.totals import LedgerTotals
-from .corrections import correct
-from .exceptions import NoBoundError, SelectiveWarning
+from .._validation import check_choice, check_int, check_probability
+from ..accounting.certificates import PRODUCT, DescriptionLength
+from ..accounting.ledger import Ledger
+from ..accounting.totals import LedgerTotals
+from ..corrections import correct
+from ..exceptions import NoBoundError, SelectiveWarning
+from ..selectors.base import Selection, declared_certificate
 from .report import TABLE_COLUMNS, CorrectedTable
-from .selectors.base import Selection, declared_certificate
 
 __all__ = ["Analysis"]
 

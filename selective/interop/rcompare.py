@@ -3,7 +3,7 @@
 R, rpy2 and the R packages ``selectiveInference`` and ``glmnet`` are optional: nothing here is
 imported until :func:`compare_with_r` (or :func:`why_r_unavailable`) is called, and a missing
 piece raises :class:`RUnavailableError` saying how to install it. The rpy2 glue is the
-package's one bridge, :mod:`selective.rbridge`::
+package's one bridge, :mod:`selective.interop.rbridge`::
 
     # 1. R itself (e.g. apt-get install r-base), then
     pip install "selective[r]"                     # rpy2
@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import rbridge
-from ._checks import check_choice, design_and_response
+from ..conditional._checks import check_choice, design_and_response
+from . import rbridge
 
 __all__ = ["RUnavailableError", "why_r_unavailable", "r_available", "compare_with_r"]
 
@@ -119,8 +119,14 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
         install them).
     """
     function = check_choice("function", function, FUNCTIONS)
-    from . import (fixed_lasso_inference, forward_stepwise, fs_inference, lar_inference,
-                   least_angle_regression, many_means)
+    from ..conditional import (
+        fixed_lasso_inference,
+        forward_stepwise,
+        fs_inference,
+        lar_inference,
+        least_angle_regression,
+        many_means,
+    )
 
     if function == "manyMeans":
         yv = np.asarray(X, dtype=float).ravel()

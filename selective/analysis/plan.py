@@ -41,14 +41,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from .accounting.certificates import certificate_from_dict
-from .analysis import Analysis
-from .exceptions import CompositionOrderError
-from .selectors.base import Selection, declared_certificate
-from .selectors.topk import NoisyTopK, SignedMeanScore, TopK
+from ..accounting.certificates import certificate_from_dict
+from ..exceptions import CompositionOrderError
+from ..selectors.base import Selection, declared_certificate
+from ..selectors.topk import NoisyTopK, SignedMeanScore, TopK
+from .facade import Analysis
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,7 +66,7 @@ class PlanError(ValueError):
 
 
 def _test_kinds() -> dict[str, tuple[type, dict[str, Any]]]:
-    from . import hypotheses as H
+    from .. import hypotheses as H
 
     return {
         "welch_t": (H.TwoSampleTTest, {"usevar": "unequal"}),
@@ -242,7 +241,7 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: pd.DataFrame, p
     if score_name == "welch_t":
         group = _need(plan, where, s, "group", data)
         levels = tuple(_need(plan, where, s, "levels"))
-        from .demo import welch_t_scores
+        from ..selectors.scores import welch_t_scores
 
         score, sens = (lambda d: welch_t_scores(d, list(cands), group, levels)), None
     elif score_name == "abs_mean":
@@ -309,7 +308,7 @@ def run_plan(plan: Plan, data: pd.DataFrame, *, seed: int | None = None, progres
     _check_test_columns(plan, data)
     selectors = [_build_selector(plan, i, s, data, {}) for i, s in enumerate(plan.select, 1)]
     # dry run of the order rules and budget on a scratch ledger
-    from .accounting.ledger import Ledger
+    from ..accounting.ledger import Ledger
 
     scratch = Ledger.from_dict(analysis.ledger.to_dict())
     for i, sel in enumerate(selectors, 1):
@@ -339,7 +338,7 @@ def run_plan(plan: Plan, data: pd.DataFrame, *, seed: int | None = None, progres
 def _quiet_record(ledger, cert) -> None:
     import warnings
 
-    from .exceptions import SelectiveWarning
+    from ..exceptions import SelectiveWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SelectiveWarning)
