@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 import warnings
 from typing import Any
@@ -18,18 +17,15 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_int, check_probability
-from ..accounting.certificates import PRODUCT, DescriptionLength
+from ..accounting.certificates import DescriptionLength
 from ..accounting.ledger import Ledger
-from ..accounting.totals import LedgerTotals
 from ..corrections import correct
-from ..exceptions import NoBoundError, SelectiveWarning
+from ..exceptions import SelectiveWarning
 from ..selectors.base import Selection, declared_certificate
-from .report import TABLE_COLUMNS, CorrectedTable
+from .report import CorrectedTable
+from .rows import ADJUST_METHODS, build_table, void_totals
 
 __all__ = ["Analysis"]
-
-_ADJUST = ("holm", "bonferroni", "fdr_bh", "fdr_by")
-
 
 class Analysis:
     """Explore, select and test on one dataset, with every selection step on the ledger.
@@ -208,97 +204,14 @@ class Analysis:
         """
         a = self.alpha if alpha is None else check_probability("alpha", alpha, closed="neither")
         if adjust is not None:
-            check_choice("adjust", adjust, _ADJUST)
+            check_choice("adjust", adjust, ADJUST_METHODS)
         if not self._tests:
             raise ValueError("no test has been run: call Analysis.test(spec) before report().")
         totals = self.ledger.totals()
         if self._void:
-            # a look at the data is missing from the ledger: no information bound covers the
-            # analysis; Bonferroni over declared hypotheses does not depend on the ledger
-            reason = "corrections from the ledger are void: " + "; ".join(self._void)
-            totals = LedgerTotals(n_rows=totals.n_rows, n_steps=totals.n_steps, maxinfo=None, union=None,
-                                  mutual_info=None, maxinfo_reason=reason, notes=totals.notes)
-        pvals = np.array([r.pvalue_naive for _, r in self._tests], dtype=float)
-        corr = correct(pvals, totals, alpha=a, n_candidates=self.n_candidates)
-        gamma = corr.gamma_best
-        # scope of the information bounds: Theorem 20 (or a product-scope certificate) holds for
-        # independent rows only, as under the null; say so on every row that uses it
-        fam = totals.maxinfo
-        product_scope = (fam is not None and (fam.prefix_epsilon > 0 or fam.product_scope_fixed)) or (
-            totals.union is not None and totals.union.dp_epsilon > 0)
-        fallback = any("Theorem 19" in note for note in totals.notes)
-        rows = []
-        for i, (spec, r) in enumerate(self._tests):
-            if gamma is None or not math.isfinite(gamma.log2_gamma):
-                ci_c = (math.nan, math.nan)
-            elif gamma.gamma > 0:
-                ci_c = r.ci_at(alpha=gamma.gamma) if hasattr(r, "ci_at") else (math.nan, math.nan)
-            else:
-                ci_c = (-math.inf, math.inf)  # gamma below the double range: no finite interval to report
-            notes = []
-            if np.isnan(corr.pvalue_maxinfo[i]) and np.isnan(corr.pvalue_mutual_info[i]):
-                notes.append("no information bound applies")
-            elif not np.isnan(corr.pvalue_maxinfo[i]):
-                notes.append(f"max-info: {corr.maxinfo_route[i]} bound" + (", product (i.i.d.) data" if product_scope else ""))
-            if fallback:
-                notes.append("DP after selection: Theorem 19")
-            rows.append({
-                "estimate": r.estimate, "ci_low": r.ci_naive[0], "ci_high": r.ci_naive[1],
-                "statistic": r.statistic, "df": r.df, "pvalue_naive": r.pvalue_naive,
-                "pvalue_maxinfo": corr.pvalue_maxinfo[i], "pvalue_mutual_info": corr.pvalue_mutual_info[i],
-                "pvalue_bonferroni": corr.pvalue_bonferroni[i], "pvalue_best": corr.pvalue_best[i],
-                "best_route": corr.best_route[i], "pvalue_adjusted": math.nan,
-                "ci_corrected_low": ci_c[0], "ci_corrected_high": ci_c[1], "note": "; ".join(notes),
-            })
-        index = pd.Index(_unique([r.hypothesis for _, r in self._tests]), name="hypothesis")
-        frame = pd.DataFrame(rows, index=index, columns=list(TABLE_COLUMNS))
-        if adjust is not None:
-            from statsmodels.stats.multitest import multipletests
-
-            best = frame["pvalue_best"].to_numpy(dtype=float)
-            ok = ~np.isnan(best)
-            adj = np.full_like(best, np.nan)
-            if ok.any():
-                adj[ok] = multipletests(best[ok], method=adjust)[1]
-            frame["pvalue_adjusted"] = adj
-        return CorrectedTable(frame=frame, alpha=a, footnote=self._footnote(totals, corr, a, adjust),
-                              ledger_rows=self.ledger.rows())
-
-    def _footnote(self, totals, corr, alpha: float, adjust: str | None) -> str:
-        parts = [f"Selection ledger: {totals.n_steps} step(s) on n = {totals.n_rows} rows."]
-        beta = min(1e-3, alpha / 10)
-        if totals.maxinfo is not None:
-            try:
-                b = totals.maxinfo.bound(beta)
-                scope = "product (i.i.d.) data only" if b.scope == PRODUCT else "any distribution"
-                parts.append(f"Max-information {b.bits:.3g} bits at beta = {beta:g} ({scope}; Dwork et al. 2015 "
-                             "Thms 13, 17, 19, 20 and Lemma 14).")
-            except NoBoundError as exc:
-                parts.append(str(exc))
-        if totals.union is not None:
-            parts.append("Union-bound route over description-length outcomes (docs/THEORY.md 3.6).")
-        if totals.mutual_info is not None:
-            parts.append(f"Mutual information {totals.mutual_info.bits:.3g} bits (binary-KL, Russo-Zou and "
-                         "max-information routes; the smallest is reported).")
-        if self.n_candidates is not None:
-            parts.append(f"Bonferroni over {self.n_candidates} declared hypotheses.")
-        if corr.gamma_best is not None and math.isfinite(corr.gamma_best.log2_gamma):
-            parts.append(f"Corrected intervals at level 1 - gamma, gamma = {corr.gamma_best.gamma:.3g} "
-                         f"({corr.gamma_best.route}) for alpha = {alpha:g}.")
-        if adjust is not None:
-            parts.append(f"Adjusted p-values: {adjust} across the {len(self._tests)} tests, on the best valid p-values.")
-        parts.extend(corr.notes)
-        return " ".join(parts)
-
-
-def _unique(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        if n in seen:
-            seen[n] += 1
-            out.append(f"{n} [{seen[n]}]")
-        else:
-            seen[n] = 1
-            out.append(n)
-    return out
+            totals = void_totals(totals, self._void)
+        results = [r for _, r in self._tests]
+        corr = correct(np.array([r.pvalue_naive for r in results], dtype=float), totals, alpha=a,
+                       n_candidates=self.n_candidates)
+        return build_table(results, totals, corr, alpha=a, n_candidates=self.n_candidates, adjust=adjust,
+                           ledger_rows=self.ledger.rows())

@@ -1,0 +1,146 @@
+"""Assembly of the corrected table: from ledger totals, corrections and test results to rows.
+
+:func:`build_table` is the report layer's one entry point. It takes what the analysis knows
+(the test results, the ledger's totals, the corrections of the naive p-values, the declared
+family size and any reason the ledger is void) and returns a :class:`CorrectedTable`: one
+row per test, the note column (which bound, which scope) and the footnote (which theorems).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..accounting.certificates import PRODUCT
+from ..accounting.totals import LedgerTotals
+from ..exceptions import NoBoundError
+from .report import TABLE_COLUMNS, CorrectedTable
+
+__all__ = ["ADJUST_METHODS", "void_totals", "build_table"]
+
+#: Multiple-testing adjustments offered on top of the selection correction (statsmodels names).
+ADJUST_METHODS = ("holm", "bonferroni", "fdr_bh", "fdr_by")
+
+
+def void_totals(totals: LedgerTotals, reasons: Sequence[str]) -> LedgerTotals:
+    """The totals with every information route removed: a look at the data is missing from the
+    ledger, so no information bound covers the analysis (Bonferroni over declared hypotheses
+    does not depend on the ledger and stays)."""
+    reason = "corrections from the ledger are void: " + "; ".join(reasons)
+    return LedgerTotals(n_rows=totals.n_rows, n_steps=totals.n_steps, maxinfo=None, union=None, mutual_info=None,
+                        maxinfo_reason=reason, notes=totals.notes)
+
+
+def _uses_product_scope(totals: LedgerTotals) -> bool:
+    """Whether a max-information route rests on Theorem 20 (or a product-scope certificate),
+    which holds for independent rows only, as under the null."""
+    fam = totals.maxinfo
+    return (fam is not None and (fam.prefix_epsilon > 0 or fam.product_scope_fixed)) or (
+        totals.union is not None and totals.union.dp_epsilon > 0)
+
+
+def _corrected_interval(result: Any, gamma) -> tuple[float, float]:
+    if gamma is None or not math.isfinite(gamma.log2_gamma):
+        return (math.nan, math.nan)
+    if gamma.gamma > 0:
+        return result.ci_at(alpha=gamma.gamma) if hasattr(result, "ci_at") else (math.nan, math.nan)
+    return (-math.inf, math.inf)  # gamma below the double range: no finite interval to report
+
+
+def _row_note(corr, i: int, *, product_scope: bool, fallback: bool) -> str:
+    notes = []
+    if np.isnan(corr.pvalue_maxinfo[i]) and np.isnan(corr.pvalue_mutual_info[i]):
+        notes.append("no information bound applies")
+    elif not np.isnan(corr.pvalue_maxinfo[i]):
+        notes.append(f"max-info: {corr.maxinfo_route[i]} bound" + (", product (i.i.d.) data" if product_scope else ""))
+    if fallback:
+        notes.append("DP after selection: Theorem 19")
+    return "; ".join(notes)
+
+
+def _rows(results: Sequence[Any], totals: LedgerTotals, corr) -> list[dict[str, Any]]:
+    product_scope = _uses_product_scope(totals)
+    fallback = any("Theorem 19" in note for note in totals.notes)
+    rows = []
+    for i, r in enumerate(results):
+        ci_c = _corrected_interval(r, corr.gamma_best)
+        rows.append({
+            "estimate": r.estimate, "ci_low": r.ci_naive[0], "ci_high": r.ci_naive[1],
+            "statistic": r.statistic, "df": r.df, "pvalue_naive": r.pvalue_naive,
+            "pvalue_maxinfo": corr.pvalue_maxinfo[i], "pvalue_mutual_info": corr.pvalue_mutual_info[i],
+            "pvalue_bonferroni": corr.pvalue_bonferroni[i], "pvalue_best": corr.pvalue_best[i],
+            "best_route": corr.best_route[i], "pvalue_adjusted": math.nan,
+            "ci_corrected_low": ci_c[0], "ci_corrected_high": ci_c[1],
+            "note": _row_note(corr, i, product_scope=product_scope, fallback=fallback),
+        })
+    return rows
+
+
+def _adjusted(best: np.ndarray, method: str) -> np.ndarray:
+    from statsmodels.stats.multitest import multipletests
+
+    ok = ~np.isnan(best)
+    adj = np.full_like(best, np.nan)
+    if ok.any():
+        adj[ok] = multipletests(best[ok], method=method)[1]
+    return adj
+
+
+def footnote(totals: LedgerTotals, corr, *, alpha: float, n_candidates: int | None, adjust: str | None,
+             n_tests: int) -> str:
+    """The theorems behind each column, the ledger's totals and the corrected level."""
+    parts = [f"Selection ledger: {totals.n_steps} step(s) on n = {totals.n_rows} rows."]
+    beta = min(1e-3, alpha / 10)
+    if totals.maxinfo is not None:
+        try:
+            b = totals.maxinfo.bound(beta)
+            scope = "product (i.i.d.) data only" if b.scope == PRODUCT else "any distribution"
+            parts.append(f"Max-information {b.bits:.3g} bits at beta = {beta:g} ({scope}; Dwork et al. 2015 "
+                         "Thms 13, 17, 19, 20 and Lemma 14).")
+        except NoBoundError as exc:
+            parts.append(str(exc))
+    if totals.union is not None:
+        parts.append("Union-bound route over description-length outcomes (docs/THEORY.md 3.6).")
+    if totals.mutual_info is not None:
+        parts.append(f"Mutual information {totals.mutual_info.bits:.3g} bits (binary-KL, Russo-Zou and "
+                     "max-information routes; the smallest is reported).")
+    if n_candidates is not None:
+        parts.append(f"Bonferroni over {n_candidates} declared hypotheses.")
+    if corr.gamma_best is not None and math.isfinite(corr.gamma_best.log2_gamma):
+        parts.append(f"Corrected intervals at level 1 - gamma, gamma = {corr.gamma_best.gamma:.3g} "
+                     f"({corr.gamma_best.route}) for alpha = {alpha:g}.")
+    if adjust is not None:
+        parts.append(f"Adjusted p-values: {adjust} across the {n_tests} tests, on the best valid p-values.")
+    parts.extend(corr.notes)
+    return " ".join(parts)
+
+
+def build_table(results: Sequence[Any], totals: LedgerTotals, corr, *, alpha: float,
+                n_candidates: int | None = None, adjust: str | None = None,
+                ledger_rows: list[dict[str, Any]] | None = None) -> CorrectedTable:
+    """The corrected table of ``results`` (test results, in order) under ``totals`` and ``corr``
+    (the corrections of their naive p-values, :func:`selective.corrections.correct`)."""
+    frame = pd.DataFrame(_rows(results, totals, corr), index=pd.Index(_unique([r.hypothesis for r in results]),
+                                                                      name="hypothesis"),
+                         columns=list(TABLE_COLUMNS))
+    if adjust is not None:
+        frame["pvalue_adjusted"] = _adjusted(frame["pvalue_best"].to_numpy(dtype=float), adjust)
+    note = footnote(totals, corr, alpha=alpha, n_candidates=n_candidates, adjust=adjust, n_tests=len(results))
+    return CorrectedTable(frame=frame, alpha=alpha, footnote=note, ledger_rows=list(ledger_rows or []))
+
+
+def _unique(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        if n in seen:
+            seen[n] += 1
+            out.append(f"{n} [{seen[n]}]")
+        else:
+            seen[n] = 1
+            out.append(n)
+    return out
