@@ -1,0 +1,144 @@
+r"""The rule that combines the routes into a report's columns (THEORY.md 3.2), and intervals at
+the level a threshold certifies (THEORY.md 3.1).
+
+The **minimum of several valid corrected p-values is valid**: :math:`\{\min_j \tilde p_j \le
+\alpha\} = \{p \le \max_j\gamma_j(\alpha)\}`, a fixed threshold that route :math:`j^*(\alpha)`
+certifies; :func:`correct` reports each route's column and their minimum.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from .._validation import check_int, check_pvalues
+from ..accounting.totals import LedgerTotals
+from ._common import LN2, Threshold, _alpha
+from .bonferroni import corrected_pvalue_bonferroni, gamma_bonferroni
+from .maxinfo import corrected_pvalue_maxinfo, gamma_maxinfo
+from .mutual_info import corrected_pvalue_mutual_info, gamma_mutual_info
+from .union import corrected_pvalue_union, gamma_union
+
+__all__ = ["Corrections", "correct", "interval_at_level"]
+
+
+# --------------------------------------------------------------------------------------------
+# The full set of columns for a report
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Corrections:
+    """Corrected p-values of a set of naive p-values under one ledger (arrays, same order).
+
+    Columns are NaN where a route does not apply; ``best_route`` names the column giving
+    ``pvalue_best``; ``gamma_best`` is the largest valid threshold at ``alpha``, the level
+    1 - ``gamma_best`` at which intervals are widened (THEORY.md 3.1).
+    """
+
+    alpha: float
+    pvalue_naive: np.ndarray
+    pvalue_maxinfo: np.ndarray
+    pvalue_mutual_info: np.ndarray
+    pvalue_bonferroni: np.ndarray
+    pvalue_best: np.ndarray
+    best_route: tuple[str, ...]
+    maxinfo_route: tuple[str, ...]
+    gamma_best: Threshold | None
+    notes: tuple[str, ...]
+
+
+def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates: int | None = None) -> Corrections:
+    """Every valid correction of ``pvalues`` under ``totals``, and the best of them.
+
+    Parameters
+    ----------
+    pvalues : array_like
+        Naive p-values of the selected tests.
+    totals : LedgerTotals
+        From :meth:`Ledger.totals`.
+    alpha : float
+        Level used for ``gamma_best`` (the corrected p-values themselves do not depend on it).
+    n_candidates : int, optional
+        Number of hypotheses declared before selection; enables the Bonferroni column.
+    """
+    p = check_pvalues("pvalues", pvalues).ravel()
+    a = _alpha(alpha)
+    if n_candidates is not None:
+        n_candidates = check_int("n_candidates", n_candidates, low=1)
+    nan = np.full_like(p, np.nan)
+    notes = list(totals.notes)
+    # max-information column: the better of the composition route and the union route
+    mi_route = ["" for _ in p]
+    p_mx = nan.copy()
+    thresholds: list[Threshold] = []
+    if totals.maxinfo is not None:
+        p_mx = np.asarray(corrected_pvalue_maxinfo(p, totals.maxinfo), dtype=float).reshape(p.shape)
+        mi_route = ["composition"] * len(p)
+        thresholds.append(gamma_maxinfo(a, totals.maxinfo))
+    elif totals.maxinfo_reason:
+        notes.append(totals.maxinfo_reason)
+    if totals.union is not None:
+        p_un = np.asarray(corrected_pvalue_union(p, totals.union), dtype=float).reshape(p.shape)
+        better = ~(p_mx <= p_un)  # NaN-safe: union wins where max-info is NaN
+        mi_route = [("union" if b else r) for b, r in zip(better, mi_route, strict=True)]
+        p_mx = np.where(better, p_un, p_mx)
+        thresholds.append(gamma_union(a, totals.union))
+    elif totals.union_reason and totals.maxinfo is None:
+        notes.append(totals.union_reason)
+    p_mut = nan.copy()
+    if totals.mutual_info is not None:
+        p_mut = np.asarray(corrected_pvalue_mutual_info(p, totals.mutual_info), dtype=float).reshape(p.shape)
+        thresholds.append(gamma_mutual_info(a, totals.mutual_info))
+    elif totals.mutual_info_reason:
+        notes.append(totals.mutual_info_reason)
+    p_bon = nan.copy()
+    if n_candidates is not None:
+        p_bon = np.asarray(corrected_pvalue_bonferroni(p, n_candidates), dtype=float).reshape(p.shape)
+        thresholds.append(gamma_bonferroni(a, n_candidates))
+    stack = np.vstack([p_mx, p_mut, p_bon])
+    names = ("max-information", "mutual information", "Bonferroni")
+    with np.errstate(invalid="ignore"):
+        all_nan = np.all(np.isnan(stack), axis=0)
+        best = np.where(all_nan, np.nan, np.nanmin(np.where(np.isnan(stack), np.inf, stack), axis=0))
+
+    def route_of(i: int) -> str:
+        if all_nan[i] or best[i] >= 1.0:  # nothing below 1: no route "produced" it
+            return ""
+        j = int(np.argmin(np.where(np.isnan(stack[:, i]), np.inf, stack[:, i])))
+        return f"max-information ({mi_route[i]})" if j == 0 else names[j]
+
+    best_route = tuple(route_of(i) for i in range(len(p)))
+    gamma_best = max(thresholds, key=lambda t: t.log2_gamma) if thresholds else None
+    if gamma_best is None:
+        notes.append("no valid correction applies: every corrected column is NaN")
+    return Corrections(alpha=a, pvalue_naive=p, pvalue_maxinfo=p_mx, pvalue_mutual_info=p_mut,
+                       pvalue_bonferroni=p_bon, pvalue_best=best, best_route=best_route,
+                       maxinfo_route=tuple(mi_route), gamma_best=gamma_best, notes=tuple(dict.fromkeys(notes)))
+
+
+def interval_at_level(estimate: float, std_error: float, level_log2_tail: float, *,
+                      df: float | None = None) -> tuple[float, float]:
+    r"""Two-sided interval :math:`\hat\theta \pm q\,\mathrm{se}` whose total tail mass is
+    :math:`2^{\ell}` (``level_log2_tail`` = ℓ = log2 γ), with q from the normal or Student t
+    inverse survival function evaluated in log space, so γ far below 1e-300 still works.
+
+    A naive interval at level 1 - γ(α) for the selected parameter covers with probability at
+    least 1 - α (THEORY.md 3.1, same argument as for p-values).
+    """
+    if level_log2_tail == -math.inf:
+        return (-math.inf, math.inf)
+    log_half_tail = (level_log2_tail - 1.0) * LN2
+    if df is None or not math.isfinite(df):
+        q = float(-special.ndtri_exp(log_half_tail)) if log_half_tail < -1e-300 else 0.0
+    else:
+        half = math.exp(log_half_tail)
+        if half > 1e-300:
+            q = float(stats.t.isf(half, df))
+        else:  # t tail ~ C |t|^{-df}: invert the log survival function by root finding
+            q = math.exp(optimize.brentq(lambda u: stats.t.logsf(math.exp(u), df) - log_half_tail,
+                                         0.0, 700.0, xtol=1e-14, maxiter=500))
+    return (estimate - q * std_error, estimate + q * std_error)
