@@ -44,6 +44,9 @@ class MaxInfoFamily:
     fixed_bits: float = 0.0
     fixed_beta: float = 0.0
     product_scope_fixed: bool = False  # a product-scope MaxInfo certificate recorded first
+    #: whether Theorem 20 (product data, beta > 0) may bound the first DP block; False when the
+    #: steps may be adaptive (THEORY.md 3.2a): Theorem 19 with beta = 0 holds pointwise
+    allow_product: bool = True
 
     @property
     def n_blocks(self) -> int:
@@ -79,7 +82,7 @@ class MaxInfoFamily:
         bits_a = base + LOG2_E * self.prefix_epsilon * self.n_rows + (J * math.log2(J / R) if J else 0.0)
         best, scope = bits_a, ANY_DISTRIBUTION
         # Option B: Theorem 20 for the first DP block (product data only).
-        if self.prefix_epsilon > 0 and R > 0:
+        if self.allow_product and self.prefix_epsilon > 0 and R > 0:
             eps, n = self.prefix_epsilon, self.n_rows
             if J == 0:
                 bits_b = base + LOG2_E * float(_thm20_nats(eps, n, min(R, 1.0)))
@@ -107,6 +110,8 @@ class UnionRoute:
     n_rows: int
     log2_n_outcomes: float = 0.0
     dp_epsilon: float = 0.0
+    #: whether Theorem 20 may bound the DP steps (False: Theorem 19 only, THEORY.md 3.2a)
+    allow_product: bool = True
 
 
 @dataclass(frozen=True, slots=True)

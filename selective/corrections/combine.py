@@ -9,7 +9,7 @@ certifies; :func:`correct` reports each route's column and their minimum.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -36,7 +36,10 @@ class Corrections:
 
     Columns are NaN where a route does not apply; ``best_route`` names the column giving
     ``pvalue_best``; ``gamma_best`` is the largest valid threshold at ``alpha``, the level
-    1 - ``gamma_best`` at which intervals are widened (THEORY.md 3.1).
+    1 - ``gamma_best`` at which intervals are widened (THEORY.md 3.1). ``thresholds`` holds the
+    threshold at ``alpha`` of every column shown (keys ``"maxinfo"``, ``"mutual_info"``,
+    ``"bonferroni"``, ``"best"``): the naive p-values must be accurate down to the smallest of
+    them. ``adaptive`` says whether the best column paid for combining routes (THEORY.md 3.2a).
     """
 
     alpha: float
@@ -49,10 +52,48 @@ class Corrections:
     maxinfo_route: tuple[str, ...]
     gamma_best: Threshold | None
     notes: tuple[str, ...]
+    thresholds: dict = field(default_factory=dict)
+    adaptive: bool = False
+
+    @property
+    def gamma_smallest(self) -> Threshold | None:
+        """The smallest threshold any shown column compares a naive p-value with at ``alpha``."""
+        finite = [t for t in self.thresholds.values() if t is not None]
+        return min(finite, key=lambda t: t.log2_gamma) if finite else None
 
 
-def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates: int | None = None) -> Corrections:
-    """Every valid correction of ``pvalues`` under ``totals``, and the best of them.
+ADAPTIVE_NOTE = ("adaptive steps: each route is computed from what the steps turned out to be, so the best "
+                 "column pays for combining them (Bonferroni merge, Vovk and Wang 2020; docs/THEORY.md 3.2a)")
+
+
+def _adaptive_totals(totals: LedgerTotals) -> tuple[LedgerTotals, list[str]]:
+    """The routes that stay valid when the steps' counts and epsilons may depend on earlier
+    outputs (THEORY.md 3.2a): the union route with the realized counts and Theorem 19 for the DP
+    steps; the composition route only without description-length blocks, with Theorem 19; no
+    mutual-information route (it needs expected, not realized, counts)."""
+    notes = []
+    maxinfo, union = totals.maxinfo, totals.union
+    if maxinfo is not None:
+        if maxinfo.n_blocks > 0 or maxinfo.product_scope_fixed:
+            maxinfo = None
+            notes.append("adaptive steps: the composition route needs counts that bound every history "
+                         "(Lemma 14); the union route is used")
+        else:
+            maxinfo = replace(maxinfo, allow_product=False)
+    if union is not None:
+        union = replace(union, allow_product=False)
+    mi_reason = None
+    if totals.mutual_info is not None:
+        mi_reason = ("adaptive steps: the mutual-information routes need the expected, not the realized, "
+                     "counts (chain rule, docs/THEORY.md 4.4); declare the steps in advance")
+    adapted = replace(totals, maxinfo=maxinfo, union=union, mutual_info=None,
+                      mutual_info_reason=mi_reason or totals.mutual_info_reason)
+    return adapted, notes
+
+
+def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates: int | None = None,
+            adaptive: bool = False) -> Corrections:
+    r"""Every valid correction of ``pvalues`` under ``totals``, and the best of them.
 
     Parameters
     ----------
@@ -61,63 +102,112 @@ def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates:
     totals : LedgerTotals
         From :meth:`Ledger.totals`.
     alpha : float
-        Level used for ``gamma_best`` (the corrected p-values themselves do not depend on it).
+        Level used for the thresholds (the corrected p-values themselves do not depend on it).
     n_candidates : int, optional
         Number of hypotheses declared before selection; enables the Bonferroni column.
+    adaptive : bool, default False
+        Whether the steps' certificates (counts, epsilons) may have been chosen after seeing
+        earlier outputs. Then only the routes valid under adaptivity are computed, and the best
+        column is :math:`\min(1, R\min_j\tilde p_j)` over the :math:`R` routes shown (Vovk and
+        Wang 2020): the minimum alone is valid only for thresholds fixed in advance
+        (docs/THEORY.md 3.2, 3.2a).
     """
     p = check_pvalues("pvalues", pvalues).ravel()
     a = _alpha(alpha)
     if n_candidates is not None:
         n_candidates = check_int("n_candidates", n_candidates, low=1)
-    nan = np.full_like(p, np.nan)
+    if not isinstance(adaptive, bool):
+        raise TypeError(f"`adaptive` must be True or False; got {adaptive!r}.")
     notes = list(totals.notes)
-    # max-information column: the better of the composition route and the union route
+    if adaptive:
+        totals, extra = _adaptive_totals(totals)
+        notes.extend(extra)
+    nan = np.full_like(p, np.nan)
+    thresholds: dict[str, Threshold | None] = {}
+    # max-information column: the better of the composition route and the union route (both
+    # fixed thresholds when not adaptive; when adaptive at most one of them is left)
     mi_route = ["" for _ in p]
     p_mx = nan.copy()
-    thresholds: list[Threshold] = []
+    t_mx = []
     if totals.maxinfo is not None:
         p_mx = np.asarray(corrected_pvalue_maxinfo(p, totals.maxinfo), dtype=float).reshape(p.shape)
         mi_route = ["composition"] * len(p)
-        thresholds.append(gamma_maxinfo(a, totals.maxinfo))
+        t_mx.append(gamma_maxinfo(a, totals.maxinfo))
     elif totals.maxinfo_reason:
         notes.append(totals.maxinfo_reason)
-    if totals.union is not None:
+    if totals.union is not None and not (adaptive and totals.maxinfo is not None and totals.union.log2_n_outcomes == 0):
         p_un = np.asarray(corrected_pvalue_union(p, totals.union), dtype=float).reshape(p.shape)
         better = ~(p_mx <= p_un)  # NaN-safe: union wins where max-info is NaN
         mi_route = [("union" if b else r) for b, r in zip(better, mi_route, strict=True)]
         p_mx = np.where(better, p_un, p_mx)
-        thresholds.append(gamma_union(a, totals.union))
+        t_mx.append(gamma_union(a, totals.union))
     elif totals.union_reason and totals.maxinfo is None:
         notes.append(totals.union_reason)
+    if t_mx:
+        thresholds["maxinfo"] = max(t_mx, key=lambda t: t.log2_gamma)
     p_mut = nan.copy()
     if totals.mutual_info is not None:
         p_mut = np.asarray(corrected_pvalue_mutual_info(p, totals.mutual_info), dtype=float).reshape(p.shape)
-        thresholds.append(gamma_mutual_info(a, totals.mutual_info))
+        thresholds["mutual_info"] = gamma_mutual_info(a, totals.mutual_info)
     elif totals.mutual_info_reason:
         notes.append(totals.mutual_info_reason)
     p_bon = nan.copy()
     if n_candidates is not None:
         p_bon = np.asarray(corrected_pvalue_bonferroni(p, n_candidates), dtype=float).reshape(p.shape)
-        thresholds.append(gamma_bonferroni(a, n_candidates))
+        thresholds["bonferroni"] = gamma_bonferroni(a, n_candidates)
     stack = np.vstack([p_mx, p_mut, p_bon])
     names = ("max-information", "mutual information", "Bonferroni")
+    n_routes = int(sum(1 for t in thresholds.values() if t is not None))
+    merge = adaptive and n_routes > 1
     with np.errstate(invalid="ignore"):
         all_nan = np.all(np.isnan(stack), axis=0)
         best = np.where(all_nan, np.nan, np.nanmin(np.where(np.isnan(stack), np.inf, stack), axis=0))
+    if merge:
+        best = np.minimum(1.0, n_routes * best)
+        notes.append(ADAPTIVE_NOTE)
 
     def route_of(i: int) -> str:
         if all_nan[i] or best[i] >= 1.0:  # nothing below 1: no route "produced" it
             return ""
         j = int(np.argmin(np.where(np.isnan(stack[:, i]), np.inf, stack[:, i])))
-        return f"max-information ({mi_route[i]})" if j == 0 else names[j]
+        name = f"max-information ({mi_route[i]})" if j == 0 else names[j]
+        return f"{n_routes} x {name} (adaptive merge)" if merge else name
 
     best_route = tuple(route_of(i) for i in range(len(p)))
-    gamma_best = max(thresholds, key=lambda t: t.log2_gamma) if thresholds else None
+    gamma_best = _best_threshold(a, totals, n_candidates, thresholds, n_routes if merge else 1)
+    thresholds["best"] = gamma_best
     if gamma_best is None:
         notes.append("no valid correction applies: every corrected column is NaN")
     return Corrections(alpha=a, pvalue_naive=p, pvalue_maxinfo=p_mx, pvalue_mutual_info=p_mut,
                        pvalue_bonferroni=p_bon, pvalue_best=best, best_route=best_route,
-                       maxinfo_route=tuple(mi_route), gamma_best=gamma_best, notes=tuple(dict.fromkeys(notes)))
+                       maxinfo_route=tuple(mi_route), gamma_best=gamma_best, notes=tuple(dict.fromkeys(notes)),
+                       thresholds=thresholds, adaptive=merge)
+
+
+def _best_threshold(a: float, totals: LedgerTotals, n_candidates: int | None, thresholds: dict,
+                    n_merge: int) -> Threshold | None:
+    """The largest threshold at ``a`` of the routes shown; with a merge of ``n_merge`` routes,
+    the largest threshold at ``a / n_merge`` (THEORY.md 3.2a)."""
+    if n_merge == 1:
+        shown = [t for t in thresholds.values() if t is not None]
+        return max(shown, key=lambda t: t.log2_gamma) if shown else None
+    level = a / n_merge
+    shown = []
+    if "maxinfo" in thresholds:
+        cands = []
+        if totals.maxinfo is not None:
+            cands.append(gamma_maxinfo(level, totals.maxinfo))
+        if totals.union is not None:
+            cands.append(gamma_union(level, totals.union))
+        shown.extend(cands)
+    if "mutual_info" in thresholds and totals.mutual_info is not None:
+        shown.append(gamma_mutual_info(level, totals.mutual_info))
+    if "bonferroni" in thresholds and n_candidates is not None:
+        shown.append(gamma_bonferroni(level, n_candidates))
+    if not shown:
+        return None
+    t = max(shown, key=lambda t: t.log2_gamma)
+    return replace(t, alpha=a, route=f"{t.route} at alpha/{n_merge} (adaptive merge)")
 
 
 def interval_at_level(estimate: float, std_error: float, level_log2_tail: float, *,

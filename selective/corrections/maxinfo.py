@@ -216,7 +216,7 @@ def gamma_maxinfo(alpha: float, family: MaxInfoFamily) -> Threshold:
     log_a = (J + 1) * math.log(R0 / (J + 1)) - lnN - K - eps * n
     best = Threshold(alpha=a, log2_gamma=log_a / LN2, beta=family.fixed_beta + (J * R0 / (J + 1) if J else 0.0),
                      route="max-information" + (" (Theorem 19 for the DP steps)" if eps > 0 else ""))
-    if eps > 0:
+    if eps > 0 and family.allow_product:
         A, B = _thm20_ab(eps, n)
         log_b, beta0 = max_log_gamma_composite(math.log(R0), A, B, J)
         log_b -= lnN + K
@@ -242,7 +242,7 @@ def corrected_pvalue_maxinfo(pvalue, family: MaxInfoFamily):
         lp = np.log(flat[pos])
         with np.errstate(over="ignore"):
             v = (J + 1) * np.exp((lp + K + lnN + eps * n) / (J + 1))
-        if eps > 0:
+        if eps > 0 and family.allow_product:
             A, B = _thm20_ab(eps, n)
             logc = math.log(J + 1) + (lp + K + lnN) / (J + 1)
             vb, _ = min_exp_sqrt_plus_beta(logc, A / (J + 1), B / (J + 1))

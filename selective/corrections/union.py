@@ -81,7 +81,7 @@ def gamma_union(alpha: float, route: UnionRoute) -> Threshold:
     log_a = math.log(a) - lnN - eps * n
     how = " (Theorem 19 for the DP steps)" if eps > 0 else " (Bonferroni over outcomes)"
     best = Threshold(alpha=a, log2_gamma=log_a / LN2, beta=0.0, route="union bound" + how)
-    if eps > 0:
+    if eps > 0 and route.allow_product:
         A, B = _thm20_ab(eps, n)
         log_b, beta = max_log_gamma_composite(math.log(a) - lnN, A, B, 0)
         if log_b > log_a:
@@ -98,7 +98,7 @@ def corrected_pvalue_union(pvalue, route: UnionRoute):
     eps, n = route.dp_epsilon, route.n_rows
     with np.errstate(over="ignore", divide="ignore"):
         v = np.exp(_log_p(p) + eps * n + lnN)
-    if eps > 0:
+    if eps > 0 and route.allow_product:
         A, B = _thm20_ab(eps, n)
         flat = p.ravel()
         vb = np.zeros_like(flat)
