@@ -120,7 +120,8 @@ def _gamma_union(i):
     N, eps, n, a = _int(i["n_outcomes_total"]), _num(i["eps"]), _int(i["n"]), _num(i["alpha"])
     t = C.gamma_union_dl_and_pure_dp_product(a, N, eps, n)
     # max-information route with the all-distribution bound: description length then pure DP
-    fam = MaxInfoFamily(n_rows=n, dl_log2_outcomes=(math.log2(N),), fixed_bits=B.maxinfo_pure_dp_all_distributions(eps, n).bits)
+    fam = MaxInfoFamily(n_rows=n, dl_log2_outcomes=(math.log2(N),),
+                        fixed_bits=B.maxinfo_pure_dp_all_distributions(eps, n).bits)
     out = {"beta_opt": t.beta, "k_at_beta_opt": t.bits}
     out.update(_thr(t, "gamma_union"))
     out.update(_thr(C.gamma_maxinfo(a, fam), "gamma_maxinfo_all_distributions"))
@@ -146,8 +147,10 @@ _DISPATCH: dict[str, Callable[[dict], dict]] = {
         "k": B.maxinfo_pure_dp_all_distributions(_num(i["eps"]), _int(i["n"])).bits,
         "beta": B.maxinfo_pure_dp_all_distributions(_num(i["eps"]), _int(i["n"])).beta,
     },
-    "maxinfo_pure_dp_product": lambda i: {"k": B.maxinfo_pure_dp_product(_num(i["eps"]), _int(i["n"]), _num(i["beta"])).bits},
-    "maxinfo_description_length": lambda i: {"k": B.maxinfo_description_length(_int(i["n_outcomes"]), _num(i["beta"])).bits},
+    "maxinfo_pure_dp_product": lambda i: {
+        "k": B.maxinfo_pure_dp_product(_num(i["eps"]), _int(i["n"]), _num(i["beta"])).bits},
+    "maxinfo_description_length": lambda i: {
+        "k": B.maxinfo_description_length(_int(i["n_outcomes"]), _num(i["beta"])).bits},
     "maxinfo_from_mutual_information": lambda i: {
         "k": B.maxinfo_from_mutual_information(MutualInfo(_num(i["m"]), ANY_DISTRIBUTION), _num(i["beta"])).bits,
         "k_with_slide_constant_0.54": B.maxinfo_from_mutual_information(
@@ -163,7 +166,8 @@ _DISPATCH: dict[str, Callable[[dict], dict]] = {
         _num(i["alpha"]), MaxInfo(bits=_num(i["k"]), beta=_num(i["beta"]), scope=ANY_DISTRIBUTION))),
     "corrected_pvalue_from_maxinfo": lambda i: {"p_corrected": C.corrected_pvalue_from_maxinfo(
         _num(i["p_naive"]), MaxInfo(bits=_num(i["k"]), beta=_num(i["beta"]), scope=ANY_DISTRIBUTION))},
-    "gamma_pure_dp_all_distributions": lambda i: _thr(C.gamma_pure_dp_all_distributions(_num(i["alpha"]), _num(i["eps"]), _int(i["n"]))),
+    "gamma_pure_dp_all_distributions": lambda i: _thr(
+        C.gamma_pure_dp_all_distributions(_num(i["alpha"]), _num(i["eps"]), _int(i["n"]))),
     "corrected_pvalue_pure_dp_all_distributions": lambda i: {
         "p_corrected": C.corrected_pvalue_pure_dp_all_distributions(_num(i["p_naive"]), _num(i["eps"]), _int(i["n"]))},
     "gamma_pure_dp_product_optimal_beta": _gamma_dp_product,
@@ -179,58 +183,75 @@ _DISPATCH: dict[str, Callable[[dict], dict]] = {
         "beta_opt": C.optimal_beta_mi_via_maxinfo(_num(i["p_naive"]), _num(i["m"])),
         "p_corrected": C.corrected_pvalue_mi_via_maxinfo(_num(i["p_naive"]), _num(i["m"]))},
     "gamma_mi_russo_zou": _gamma_rz,
-    "corrected_pvalue_mi_russo_zou": lambda i: {"p_corrected": C.corrected_pvalue_mi_russo_zou(_num(i["p_naive"]), _num(i["m"]))},
+    "corrected_pvalue_mi_russo_zou": lambda i: {
+        "p_corrected": C.corrected_pvalue_mi_russo_zou(_num(i["p_naive"]), _num(i["m"]))},
     "gamma_mi_kl": lambda i: _thr(C.gamma_mi_kl(_num(i["alpha"]), _num(i["m"]))),
     "corrected_pvalue_mi_kl": lambda i: {"p_corrected": C.corrected_pvalue_mi_kl(_num(i["p_naive"]), _num(i["m"]))},
     "crossover_mi_routes": _crossover,
     "crossover_slide_forms": lambda i: {"m_star": C.crossover_slide_forms(_num(i["alpha"])).mi_bits},
     "gamma_union_dl_and_pure_dp_product": _gamma_union,
     "corrected_pvalue_union_dl_and_pure_dp_product": lambda i: {
-        "beta_opt": C.optimal_beta_union_dl_and_pure_dp_product(_num(i["p_naive"]), _int(i["n_outcomes_total"]), _num(i["eps"]), _int(i["n"])),
-        "p_corrected": C.corrected_pvalue_union_dl_and_pure_dp_product(_num(i["p_naive"]), _int(i["n_outcomes_total"]), _num(i["eps"]), _int(i["n"]))},
-    "mi_description_length": lambda i: (lambda m: {"I_bits": m.bits, "I_nats": m.nats})(B.mi_description_length(_int(i["n_outcomes"]))),
+        "beta_opt": C.optimal_beta_union_dl_and_pure_dp_product(
+            _num(i["p_naive"]), _int(i["n_outcomes_total"]), _num(i["eps"]), _int(i["n"])),
+        "p_corrected": C.corrected_pvalue_union_dl_and_pure_dp_product(
+            _num(i["p_naive"]), _int(i["n_outcomes_total"]), _num(i["eps"]), _int(i["n"]))},
+    "mi_description_length": lambda i: (lambda m: {"I_bits": m.bits, "I_nats": m.nats})(
+        B.mi_description_length(_int(i["n_outcomes"]))),
     "mi_pure_dp": _mi_pure,
     "mi_zcdp": _mi_zcdp,
     "mi_gaussian_statistical_queries": _mi_gauss,
     "zcdp_to_approx_dp": lambda i: {"eps": P.zcdp_to_approx_dp(_num(i["rho"]), _num(i["delta"])).epsilon},
-    "advanced_composition": lambda i: (lambda r: {"eps_total": r.epsilon, "eps_basic": r.epsilon_basic, "delta_total": r.delta})(
+    "advanced_composition": lambda i: (
+        lambda r: {"eps_total": r.epsilon, "eps_basic": r.epsilon_basic, "delta_total": r.delta})(
         P.advanced_composition(_num(i["eps"]), _int(i["k"]), _num(i["delta_prime"]), delta=_num(i["delta_each"]))),
 }
 
 # Section 5: mechanism parameters (selective.mechanisms)
 _DISPATCH.update({
-    "laplace_scale": lambda i: (lambda r: {"scale_b": r.scale, "std": r.std, "tail_P_abs_ge_3b": r.tail_probability(3.0)})(
+    "laplace_scale": lambda i: (
+        lambda r: {"scale_b": r.scale, "std": r.std, "tail_P_abs_ge_3b": r.tail_probability(3.0)})(
         M.laplace_scale(sensitivity=_num(i["sensitivity_l1"]), epsilon=_num(i["eps"]))),
     "gaussian_sigma_classic_and_analytic": lambda i: (lambda kw: (lambda s: {
         "sigma_classic_boundary": M.gaussian_sigma_classic(**kw), "sigma_analytic": s,
-        "rho_zcdp_at_sigma_analytic": M.gaussian_rho(sigma=s, sensitivity=kw["sensitivity"])})(M.gaussian_sigma_analytic(**kw)))(
+        "rho_zcdp_at_sigma_analytic": M.gaussian_rho(sigma=s, sensitivity=kw["sensitivity"])})(
+            M.gaussian_sigma_analytic(**kw)))(
         dict(sensitivity=_num(i["sensitivity_l2"]), epsilon=_num(i["eps"]), delta=_num(i["delta"]))),
     "gaussian_sigma_analytic_large_eps": lambda i: {"sigma_analytic": M.gaussian_sigma_analytic(
         sensitivity=_num(i["sensitivity_l2"]), epsilon=_num(i["eps"]), delta=_num(i["delta"]))},
     "gaussian_delta_analytic": lambda i: {"delta": M.gaussian_delta_analytic(
         sigma=_num(i["sigma"]), epsilon=_num(i["eps"]), sensitivity=_num(i["sensitivity_l2"]))},
-    "discrete_gaussian_delta": lambda i: (lambda r: {"delta": r.delta, "rho_zcdp": r.rho_zcdp})(M.discrete_gaussian_delta(
-        sigma=_num(i["sigma"]), epsilon=_num(i["eps"]), sensitivity=_int(i["sensitivity_integer"]))),
+    "discrete_gaussian_delta": lambda i: (lambda r: {"delta": r.delta, "rho_zcdp": r.rho_zcdp})(
+        M.discrete_gaussian_delta(sigma=_num(i["sigma"]), epsilon=_num(i["eps"]),
+                                  sensitivity=_int(i["sensitivity_integer"]))),
     "exponential_mechanism_probabilities": lambda i: {"probabilities": list(M.exponential_mechanism_probabilities(
         [float(u) for u in i["utilities"]], epsilon=_num(i["eps"]), sensitivity=_num(i["sensitivity_u"])))},
-    "exponential_mechanism_utility_gap": lambda i: (lambda r: {"utility_gap": r.utility_gap, "failure_probability": r.failure_probability})(
+    "exponential_mechanism_utility_gap": lambda i: (
+        lambda r: {"utility_gap": r.utility_gap, "failure_probability": r.failure_probability})(
         M.exponential_mechanism_utility_gap(epsilon=_num(i["eps"]), sensitivity=_num(i["sensitivity_u"]),
-                                            n_outcomes=_int(i["n_outcomes"]), n_optimal=_int(i["n_optimal"]), t=_num(i["t"]))),
-    "oneshot_laplace_topk_scale": lambda i: (lambda r: {"laplace_scale": r.laplace_scale, "laplace_std": r.laplace_std})(
-        M.oneshot_laplace_topk_scale(k=_int(i["k"]), n_candidates=_int(i["d"]), epsilon=_num(i["eps"]), delta=_num(i["delta"]))),
+                                            n_outcomes=_int(i["n_outcomes"]), n_optimal=_int(i["n_optimal"]),
+                                            t=_num(i["t"]))),
+    "oneshot_laplace_topk_scale": lambda i: (
+        lambda r: {"laplace_scale": r.laplace_scale, "laplace_std": r.laplace_std})(
+        M.oneshot_laplace_topk_scale(k=_int(i["k"]), n_candidates=_int(i["d"]), epsilon=_num(i["eps"]),
+                                     delta=_num(i["delta"]))),
     "above_threshold_accuracy": lambda i: (lambda r: {"alpha_dr14": r.alpha_dr14, "alpha_smith": r.alpha_smith})(
         M.above_threshold_accuracy(n_queries=_int(i["n_queries"]), beta=_num(i["beta"]), epsilon=_num(i["eps"]),
                                    sensitivity=_num(i["sensitivity"]))),
-    "sparse_noise_scales": lambda i: (lambda r: {"threshold_scale": r.threshold_scale, "query_scale": r.query_scale})(
-        M.sparse_noise_scales(c=_int(i["c"]), epsilon=_num(i["eps"]), delta=_num(i["delta"]), sensitivity=_num(i["sensitivity"]))),
-    "svt_lyu_su_li_alg1_scales": lambda i: (lambda r: {"threshold_scale": r.threshold_scale, "query_scale": r.query_scale,
+    "sparse_noise_scales": lambda i: (
+        lambda r: {"threshold_scale": r.threshold_scale, "query_scale": r.query_scale})(
+        M.sparse_noise_scales(c=_int(i["c"]), epsilon=_num(i["eps"]), delta=_num(i["delta"]),
+                              sensitivity=_num(i["sensitivity"]))),
+    "svt_lyu_su_li_alg1_scales": lambda i: (lambda r: {"threshold_scale": r.threshold_scale,
+                                                       "query_scale": r.query_scale,
                                                        "query_scale_monotone": r.query_scale_monotone})(
         M.svt_lyu_su_li_alg1_scales(c=_int(i["c"]), epsilon=_num(i["eps"]), sensitivity=_num(i["sensitivity"]))),
     "thresholdout_parameters": lambda i: (lambda r: {"T": r.threshold, "sigma": r.sigma, "n0": r.n0, "n1": r.n1,
-                                                     "n_required": r.n_required, "n1_exact_conditions": r.n1_exact_conditions})(
+                                                     "n_required": r.n_required,
+                                                     "n1_exact_conditions": r.n1_exact_conditions})(
         M.thresholdout_parameters(_num(i["tau"]), _num(i["beta"]), _int(i["m_queries"]), _int(i["budget_B"]))),
     "thresholdout_privacy": lambda i: (lambda r: {"eps_pure": r.epsilon_pure, "eps_approx": r.epsilon_approx})(
-        M.thresholdout_privacy(budget=_int(i["budget_B"]), n=_int(i["n"]), sigma=_num(i["sigma"]), delta=_num(i["delta"]))),
+        M.thresholdout_privacy(budget=_int(i["budget_B"]), n=_int(i["n"]), sigma=_num(i["sigma"]),
+                               delta=_num(i["delta"]))),
     "sparsevalidate_ell": lambda i: (lambda r: {"ell_exact": r.ell_exact, "ell_as_printed": r.ell_as_printed,
                                                 "m_pow_B": r.m_pow_B, "log2_ell_exact": r.log2_ell_exact})(
         M.sparsevalidate_ell(_int(i["i"]), _int(i["budget_B"]), _int(i["m"]))),

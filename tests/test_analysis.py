@@ -82,7 +82,8 @@ class TestAnalysis:
         assert list(table.frame.columns) == list(TABLE_COLUMNS)
         f = table.frame
         np.testing.assert_allclose(f.pvalue_bonferroni, corrected_pvalue_bonferroni(f.pvalue_naive.to_numpy(), 120))
-        assert (f.pvalue_best <= f[["pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni"]].min(axis=1) + 1e-15).all()
+        routes = f[["pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni"]]
+        assert (f.pvalue_best <= routes.min(axis=1) + 1e-15).all()
         assert (f.pvalue_best >= f.pvalue_naive).all()
         # corrected intervals contain the naive ones (a higher level)
         assert (f.ci_corrected_low <= f.ci_low).all() and (f.ci_corrected_high >= f.ci_high).all()
@@ -114,7 +115,8 @@ class TestAnalysis:
         score = SignedMeanScore(columns=cols, sign_column="arm", positive="treatment")
         five = a.select(NoisyTopK(k=5, epsilon=0.5, sensitivity=score.sensitivity(len(data)),
                                   score=lambda d: score(d).abs(), candidates=cols)).value
-        two = a.select(TopK(k=2, candidates=five, score=lambda d: welch_t_scores(d, list(five), "arm", ("treatment", "control")))).value
+        two = a.select(TopK(k=2, candidates=five,
+                            score=lambda d: welch_t_scores(d, list(five), "arm", ("treatment", "control")))).value
         for c in two:
             a.test(TwoSampleTTest(column=c, group="arm", levels=("treatment", "control"), usevar="unequal"))
         t = a.report()

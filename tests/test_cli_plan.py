@@ -42,10 +42,10 @@ class TestAnalyze:
     def test_markdown_output_content(self, work, capsys):
         code, out, err = run(["analyze", work / "data.csv", "--plan", work / "plan.toml", "--quiet"], capsys)
         assert code == 0, err
-        lines = [l for l in out.splitlines() if l.startswith("| m")]
+        lines = [line for line in out.splitlines() if line.startswith("| m")]
         assert len(lines) == 6  # 3 selected biomarkers x 2 tests
-        assert {l.split("|")[1].strip().split(":")[0] for l in lines} == {"m07", "m22", "m26"}
-        row = next(l for l in lines if l.startswith("| m22: treatment"))
+        assert {line.split("|")[1].strip().split(":")[0] for line in lines} == {"m07", "m22", "m26"}
+        row = next(line for line in lines if line.startswith("| m22: treatment"))
         cells = [c.strip() for c in row.split("|")[1:-1]]
         assert cells[2] == "0.018" and cells[6] == "1"  # naive significant, best corrected not
         assert "Bonferroni over 120 declared hypotheses" in out

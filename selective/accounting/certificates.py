@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal
 
 from .._validation import check_in_interval, check_int, check_positive, check_probability
 
@@ -200,7 +200,7 @@ class MutualInfo:
         return f"MutualInfo(bits={self.bits:.6g}, scope={self.scope!r})"
 
 
-Certificate = Union[PureDP, ApproxDP, ZCDP, DescriptionLength, MaxInfo, MutualInfo]
+Certificate = PureDP | ApproxDP | ZCDP | DescriptionLength | MaxInfo | MutualInfo
 _KINDS = {c.kind: c for c in (PureDP, ApproxDP, ZCDP, DescriptionLength, MaxInfo, MutualInfo)}
 
 

@@ -56,7 +56,9 @@ class AdvancedComposition:
         return ApproxDP(self.epsilon, self.delta)
 
 
-def advanced_composition(epsilon: float, n_steps: int, delta_prime: float, *, delta: float = 0.0) -> AdvancedComposition:
+def advanced_composition(
+    epsilon: float, n_steps: int, delta_prime: float, *, delta: float = 0.0
+) -> AdvancedComposition:
     r"""k-fold adaptive composition of (ε, δ)-DP steps by the advanced composition theorem.
 
     .. math:: \varepsilon' = \sqrt{2k\ln(1/\delta')}\,\varepsilon + k\varepsilon(e^\varepsilon - 1),

@@ -217,7 +217,9 @@ class Ledger:
         if budget_bits is not None:
             budget_bits = check_positive("budget_bits", budget_bits)
             if budget_beta is None:
-                raise ValueError("`budget_beta` must be given with `budget_bits`: the slack at which the bits are checked; got None.")
+                raise ValueError(
+                    "`budget_beta` must be given with `budget_bits`: the slack at which the bits are checked; got None."
+                )
         if budget_beta is not None:
             budget_beta = check_probability("budget_beta", budget_beta, closed="neither")
             if budget_bits is None:
@@ -408,9 +410,12 @@ class Ledger:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Ledger:
         if not isinstance(d, dict) or d.get("format") != LEDGER_FORMAT:
-            raise ValueError(f"not a ledger record: expected format {LEDGER_FORMAT!r}; got {d.get('format') if isinstance(d, dict) else d!r}.")
+            got = d.get("format") if isinstance(d, dict) else d
+            raise ValueError(f"not a ledger record: expected format {LEDGER_FORMAT!r}; got {got!r}.")
         if d.get("version") != LEDGER_VERSION:
-            raise ValueError(f"unsupported ledger version {d.get('version')!r}; this package reads version {LEDGER_VERSION}.")
+            raise ValueError(
+                f"unsupported ledger version {d.get('version')!r}; this package reads version {LEDGER_VERSION}."
+            )
         budget = d.get("budget") or {}
         led = cls(d["n_rows"], budget_bits=budget.get("bits"), budget_beta=budget.get("beta"),
                   budget_epsilon=budget.get("epsilon"))

@@ -80,8 +80,8 @@ __all__ = [
     "discrete_laplace", "exponential_mechanism", "exponential_mechanism_probabilities",
     "exponential_mechanism_utility_gap", "fraction_at_least", "gaussian_delta_analytic", "gaussian_mechanism",
     "gaussian_rho", "gaussian_sigma_analytic", "gaussian_sigma_classic", "laplace_mechanism", "laplace_scale",
-    "oneshot_laplace_topk_scale", "permute_and_flip", "report_noisy_max", "report_noisy_max_certificate", "report_noisy_topk",
-    "report_noisy_topk_certificate", "simulation_exponential", "simulation_gaussian", "simulation_gumbel",
-    "simulation_laplace", "sparse_accuracy", "sparse_noise_scales", "sparsevalidate_ell",
+    "oneshot_laplace_topk_scale", "permute_and_flip", "report_noisy_max", "report_noisy_max_certificate",
+    "report_noisy_topk", "report_noisy_topk_certificate", "simulation_exponential", "simulation_gaussian",
+    "simulation_gumbel", "simulation_laplace", "sparse_accuracy", "sparse_noise_scales", "sparsevalidate_ell",
     "sparsevalidate_n_outcomes", "svt_lyu_su_li_alg1_scales", "thresholdout_parameters", "thresholdout_privacy",
 ]

@@ -176,7 +176,9 @@ def discrete_gaussian_delta(*, sigma: float, epsilon: float, sensitivity: int = 
         y += 1
     total = math.fsum(terms)
     delta = 0.0 if total <= 0 else math.exp(math.log(total) - y0 * y0 / (2.0 * s2) - log_z)
-    return DiscreteGaussianPrivacy(delta=min(delta, 1.0), rho_zcdp=d * d / (2.0 * s2), epsilon=e, sigma=s, sensitivity=d)
+    return DiscreteGaussianPrivacy(
+        delta=min(delta, 1.0), rho_zcdp=d * d / (2.0 * s2), epsilon=e, sigma=s, sensitivity=d
+    )
 
 
 @dataclass(frozen=True, slots=True)

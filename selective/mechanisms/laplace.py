@@ -202,4 +202,4 @@ def _add_exact(grid: np.ndarray, noise: np.ndarray) -> np.ndarray:
     bound = int(np.abs(grid).max(initial=0)) + int(np.abs(noise).max(initial=0))
     if bound < 2**63 - 1:
         return grid + noise
-    return np.array([int(a) + int(b) for a, b in zip(grid, noise)], dtype=object)
+    return np.array([int(a) + int(b) for a, b in zip(grid, noise, strict=True)], dtype=object)

@@ -353,7 +353,7 @@ def _discrete_laplace_array(t: int, s: int, n: int, rng: np.random.Generator) ->
         if u.size and (int(v.max()) + 1) * t < _INT64_LIMIT:
             y = (u + t * v) // s  # P[Y = y] proportional to exp(-y s/t)
         else:
-            y_py = [(int(a) + t * int(c)) // s for a, c in zip(u, v)]
+            y_py = [(int(a) + t * int(c)) // s for a, c in zip(u, v, strict=True)]
             if any(yy >= _INT64_SAFE for yy in y_py):  # pragma: no cover - needs V >= 64
                 raise OverflowError("discrete Laplace draw beyond 2^62; the scale is too large.")
             y = np.array(y_py, dtype=np.int64)

@@ -53,7 +53,9 @@ class AboveThresholdAccuracy:
     alpha_smith: float
 
 
-def above_threshold_accuracy(*, n_queries: int, beta: float, epsilon: float, sensitivity: float = 1.0) -> AboveThresholdAccuracy:
+def above_threshold_accuracy(
+    *, n_queries: int, beta: float, epsilon: float, sensitivity: float = 1.0
+) -> AboveThresholdAccuracy:
     r"""Accuracy α of AboveThreshold over k queries with failure probability β.
 
     ``alpha_dr14`` = :math:`8\Delta(\ln k+\ln(2/\beta))/\varepsilon` (Dwork and Roth 2014, Theorem
@@ -294,7 +296,9 @@ class Sparse:
         else:
             _check_sparse_delta_calibration(self._c, self._epsilon, self._delta)
             # sigma / Δ = sqrt(32 c ln(1/δ))/ε, rounded up to a rational
-            mult = _scale_at_least(math.sqrt(32.0 * self._c * math.log(1.0 / self._delta)) / self._epsilon * (1 + 1e-12))
+            mult = _scale_at_least(
+                math.sqrt(32.0 * self._c * math.log(1.0 / self._delta)) / self._epsilon * (1 + 1e-12)
+            )
         self._rho_scale = self._cmp.scale(mult)
         self._nu_scale = self._cmp.scale(2 * mult)
         self._rho = self._cmp.draw(self._rho_scale)
@@ -392,7 +396,9 @@ class NumericSparse:
         self._c = cc
         self._unit = _grid.grid_unit(d, _SVT_GRID_BITS)
         d_round = _grid.grid_l1_sensitivity(d, self._unit, 1)
-        self._ans_scale = _scale_at_least(Fraction(2 * cc * d_round) / (Fraction(2) * Fraction(e) / 9) * (1 + Fraction(1, 10**12)))
+        self._ans_scale = _scale_at_least(
+            Fraction(2 * cc * d_round) / (Fraction(2) * Fraction(e) / 9) * (1 + Fraction(1, 10**12))
+        )
 
     def __repr__(self) -> str:
         return f"NumericSparse(epsilon={self._epsilon!r}, c={self._c}, n_above={self.n_above})"

@@ -47,7 +47,9 @@ class Selector(Protocol):
     rules and budget before running them.
     """
 
-    def select(self, data: pd.DataFrame, rng: np.random.Generator | None = None) -> Selection:  # pragma: no cover - protocol
+    def select(  # pragma: no cover - protocol
+        self, data: pd.DataFrame, rng: np.random.Generator | None = None
+    ) -> Selection:
         ...
 
 

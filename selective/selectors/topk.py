@@ -20,7 +20,9 @@ ScoreFunction = Callable[[pd.DataFrame], pd.Series]
 
 def _check_candidates(candidates, k: int) -> tuple:
     if candidates is None or isinstance(candidates, str):
-        raise TypeError(f"`candidates` must be a sequence of candidate names declared before the data are seen; got {candidates!r}.")
+        raise TypeError(
+            f"`candidates` must be a sequence of candidate names declared before the data are seen; got {candidates!r}."
+        )
     cands = tuple(candidates)
     if len(set(cands)) != len(cands):
         raise ValueError("`candidates` must not repeat a name.")

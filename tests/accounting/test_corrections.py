@@ -41,8 +41,10 @@ class TestIV:
 
 
 SINGLE_ROUTES = [
-    ("pure_dp_all", lambda a: C.gamma_pure_dp_all_distributions(a, 0.01, 300), lambda p: C.corrected_pvalue_pure_dp_all_distributions(p, 0.01, 300)),
-    ("pure_dp_product", lambda a: C.gamma_pure_dp_product(a, 0.01, 2000), lambda p: C.corrected_pvalue_pure_dp_product(p, 0.01, 2000)),
+    ("pure_dp_all", lambda a: C.gamma_pure_dp_all_distributions(a, 0.01, 300),
+     lambda p: C.corrected_pvalue_pure_dp_all_distributions(p, 0.01, 300)),
+    ("pure_dp_product", lambda a: C.gamma_pure_dp_product(a, 0.01, 2000),
+     lambda p: C.corrected_pvalue_pure_dp_product(p, 0.01, 2000)),
     ("bonferroni", lambda a: C.gamma_bonferroni(a, 37), lambda p: C.corrected_pvalue_bonferroni(p, 37)),
     ("mi_kl", lambda a: C.gamma_mi_kl(a, 0.3), lambda p: C.corrected_pvalue_mi_kl(p, 0.3)),
     ("mi_russo_zou", lambda a: C.gamma_mi_russo_zou(a, 1e-5), lambda p: C.corrected_pvalue_mi_russo_zou(p, 1e-5)),
@@ -87,13 +89,16 @@ def test_brute_force_family_pvalue():
     (beta0, beta1, beta2)."""
     fam = FAMILY
     a, b = fam.prefix_epsilon**2 * fam.n_rows / 2, fam.prefix_epsilon * math.sqrt(fam.n_rows / 2)
-    for p in (1e-12, 1e-9, 1e-7):
-        def f(u):
-            b0, b1, b2 = np.exp(u)
-            k_nats = a + b * math.sqrt(math.log(2 / b0)) + (3.0 + 5.5 + fam.fixed_bits) * math.log(2) - math.log(b1) - math.log(b2)
-            return math.log(p * math.exp(k_nats) + b0 + b1 + b2 + fam.fixed_beta)
+    fixed_nats = (3.0 + 5.5 + fam.fixed_bits) * math.log(2)
+    options = {"xatol": 1e-12, "fatol": 1e-14, "maxiter": 20000}
 
-        best = min((optimize.minimize(f, x0, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 20000})
+    def log_corrected(u, p):
+        b0, b1, b2 = np.exp(u)
+        k_nats = a + b * math.sqrt(math.log(2 / b0)) + fixed_nats - math.log(b1) - math.log(b2)
+        return math.log(p * math.exp(k_nats) + b0 + b1 + b2 + fam.fixed_beta)
+
+    for p in (1e-12, 1e-9, 1e-7):
+        best = min((optimize.minimize(log_corrected, x0, args=(p,), method="Nelder-Mead", options=options)
                     for x0 in ([-8, -8, -8], [-12, -6, -5], [-5, -10, -9])), key=lambda r: r.fun)
         brute = math.exp(best.fun)
         got = float(C.corrected_pvalue_maxinfo(p, fam))
@@ -105,16 +110,18 @@ def test_brute_force_family_gamma():
     fam = FAMILY
     a, b = fam.prefix_epsilon**2 * fam.n_rows / 2, fam.prefix_epsilon * math.sqrt(fam.n_rows / 2)
     alpha = 0.05
+    fixed_nats = (3.0 + 5.5 + fam.fixed_bits) * math.log(2)
 
     def neg_log_gamma(u):
         b0, b1, b2 = np.exp(u)
         rest = alpha - fam.fixed_beta - b0 - b1 - b2
         if rest <= 0:
             return 1e9
-        k = a + b * math.sqrt(math.log(2 / b0)) + (3.0 + 5.5 + fam.fixed_bits) * math.log(2) - math.log(b1) - math.log(b2)
+        k = a + b * math.sqrt(math.log(2 / b0)) + fixed_nats - math.log(b1) - math.log(b2)
         return -(math.log(rest) - k)
 
-    best = min((optimize.minimize(neg_log_gamma, x0, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 20000})
+    options = {"xatol": 1e-12, "fatol": 1e-14, "maxiter": 20000}
+    best = min((optimize.minimize(neg_log_gamma, x0, method="Nelder-Mead", options=options)
                 for x0 in ([-6, -4, -4], [-8, -5, -5])), key=lambda r: r.fun)
     got = C.gamma_maxinfo(alpha, fam).log2_gamma * math.log(2)
     assert got >= -best.fun - 1e-9
@@ -125,11 +132,14 @@ def test_family_reduces_to_single_theorems():
     n, eps = 1000, 0.01
     only_dp = MaxInfoFamily(n_rows=n, prefix_epsilon=eps)
     for p in (1e-10, 1e-6, 1e-3):
-        assert float(C.corrected_pvalue_maxinfo(p, only_dp)) == pytest.approx(
-            min(C.corrected_pvalue_pure_dp_product(p, eps, n), C.corrected_pvalue_pure_dp_all_distributions(p, eps, n)), rel=1e-9)
+        best_single = min(C.corrected_pvalue_pure_dp_product(p, eps, n),
+                          C.corrected_pvalue_pure_dp_all_distributions(p, eps, n))
+        assert float(C.corrected_pvalue_maxinfo(p, only_dp)) == pytest.approx(best_single, rel=1e-9)
     only_dl = MaxInfoFamily(n_rows=n, dl_log2_outcomes=(math.log2(20),))
-    assert float(C.corrected_pvalue_maxinfo(1e-6, only_dl)) == pytest.approx(C.corrected_pvalue_description_length(1e-6, 20), rel=1e-12)
-    assert C.gamma_maxinfo(0.05, only_dl).log2_gamma == pytest.approx(C.gamma_description_length(0.05, 20).log2_gamma, rel=1e-12)
+    assert float(C.corrected_pvalue_maxinfo(1e-6, only_dl)) == pytest.approx(
+        C.corrected_pvalue_description_length(1e-6, 20), rel=1e-12)
+    assert C.gamma_maxinfo(0.05, only_dl).log2_gamma == pytest.approx(
+        C.gamma_description_length(0.05, 20).log2_gamma, rel=1e-12)
     union = UnionRoute(n_rows=n, log2_n_outcomes=math.log2(20), dp_epsilon=0.0)
     assert float(C.corrected_pvalue_union(1e-4, union)) == pytest.approx(20e-4, rel=1e-12)
     assert float(C.corrected_pvalue_maxinfo(0.0, FAMILY)) == FAMILY.fixed_beta
@@ -214,7 +224,7 @@ def test_root_defined_thresholds_are_on_the_valid_side():
         return X * (X / Y).ln() + (1 - X) * ((1 - X) / (1 - Y)).ln()
 
     for m, a in ((0.3, 0.05), (2.0, 0.01), (1e-4, 0.1)):
-        I = Decimal(m) * Decimal(2).ln()
-        assert kl(a, C.gamma_mi_kl(a, m).gamma) >= I
+        info_nats = Decimal(m) * Decimal(2).ln()
+        assert kl(a, C.gamma_mi_kl(a, m).gamma) >= info_nats
         q = float(C.corrected_pvalue_mi_kl(1e-6, m))
-        assert q == 1.0 or kl(q, 1e-6) >= I
+        assert q == 1.0 or kl(q, 1e-6) >= info_nats

@@ -31,6 +31,7 @@ from selective.accounting import (
 pure = st.builds(PureDP, epsilon=st.floats(1e-4, 2.0))
 dl = st.builds(DescriptionLength, n_outcomes=st.integers(1, 10**6))
 zc = st.builds(ZCDP, rho=st.floats(1e-6, 1.0))
+approx_dp = st.builds(ApproxDP, epsilon=st.floats(0.01, 1), delta=st.floats(1e-9, 0.1))
 steps = st.one_of(pure, dl)
 any_steps = st.one_of(pure, dl, zc)
 
@@ -196,7 +197,8 @@ class TestLedgerJson:
         with pytest.raises(ValueError, match="not a ledger record"):
             Ledger.from_json('{"format": "x"}')
         with pytest.raises(ValueError, match="unknown certificate kind"):
-            Ledger.from_json('{"format": "selective.ledger", "version": 1, "n_rows": 3, "steps": [{"index": 0, "certificate": {"kind": "magic"}}]}')
+            Ledger.from_json('{"format": "selective.ledger", "version": 1, "n_rows": 3, '
+                             '"steps": [{"index": 0, "certificate": {"kind": "magic"}}]}')
         bad_order = ('{"format": "selective.ledger", "version": 1, "n_rows": 3, "steps": ['
                      '{"index": 0, "certificate": {"kind": "description_length", "n_outcomes": 2}},'
                      '{"index": 1, "certificate": {"kind": "approx_dp", "epsilon": 1, "delta": 0.001}}]}')
@@ -231,7 +233,7 @@ def test_recording_never_lowers_the_mutual_information(history, new):
     assert led.mutual_info().bits >= before
 
 
-@given(history=st.lists(st.one_of(pure, dl, zc, st.builds(ApproxDP, epsilon=st.floats(0.01, 1), delta=st.floats(1e-9, 0.1))), max_size=6))
+@given(history=st.lists(st.one_of(pure, dl, zc, approx_dp), max_size=6))
 @settings(deadline=None, max_examples=80)
 def test_order_rule_and_refused_steps_leave_no_trace(history):
     led = Ledger(n_rows=50, budget_epsilon=3.0)

@@ -55,7 +55,7 @@ def _compare(name: str, expected, got: dict, tol: float) -> None:
     if isinstance(expected, list):
         values = got[name]
         assert len(values) == len(expected), name
-        for i, (e, g) in enumerate(zip(expected, values)):
+        for i, (e, g) in enumerate(zip(expected, values, strict=True)):
             _compare_scalar(f"{name}[{i}]", e, float(g), None, tol)
         return
     _compare_scalar(name, expected, got.get(name), got.get(f"log2_{name}"), tol)

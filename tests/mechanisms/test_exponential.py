@@ -174,8 +174,10 @@ def test_exponential_mechanism_privacy_on_neighbours():
     u = np.array([0.0, 1.0, 2.0, 3.0])
     u2 = u + np.array([1.0, -1.0, 1.0, -1.0])
     n = 200_000
-    a = np.bincount(exponential_mechanism(u, epsilon=eps, sensitivity=1.0, rng=np.random.default_rng(9), size=n), minlength=4)
-    b = np.bincount(exponential_mechanism(u2, epsilon=eps, sensitivity=1.0, rng=np.random.default_rng(10), size=n), minlength=4)
+    a = np.bincount(exponential_mechanism(u, epsilon=eps, sensitivity=1.0, rng=np.random.default_rng(9), size=n),
+                    minlength=4)
+    b = np.bincount(exponential_mechanism(u2, epsilon=eps, sensitivity=1.0, rng=np.random.default_rng(10), size=n),
+                    minlength=4)
     bound = math.exp(eps) / (1 + math.exp(eps))
     for x, y in ((a, b), (b, a)):
         for i in range(4):

@@ -45,7 +45,8 @@ def test_above_threshold_privacy_on_neighbours():
     for x, y in ((a, b), (b, a)):
         for i in range(4):
             if x[i] + y[i]:
-                assert scipy.stats.binomtest(int(x[i]), int(x[i] + y[i]), bound, alternative="greater").pvalue > FALSE_FAILURE_RATE / 8
+                test = scipy.stats.binomtest(int(x[i]), int(x[i] + y[i]), bound, alternative="greater")
+                assert test.pvalue > FALSE_FAILURE_RATE / 8
 
 
 class TestAboveThreshold:

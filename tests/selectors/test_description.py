@@ -43,7 +43,8 @@ class TestCandidateScores:
     def test_float32_many_columns(self):
         x = RNG.normal(size=(1000, 300)).astype(np.float32)
         df = pd.DataFrame(x)
-        np.testing.assert_allclose(candidate_scores(df, kind="mean"), x.astype(float).mean(axis=0), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(candidate_scores(df, kind="mean"), x.astype(float).mean(axis=0),
+                                   rtol=1e-6, atol=1e-7)
 
     def test_iv(self):
         with pytest.raises(ValueError, match="`kind` must be one of 'mean', 'corr', 't'"):
@@ -182,7 +183,7 @@ class TestSparseValidate:
             lambda d: np.float64(1.0) / np.float64(0.0) > 0,      # warns (divide by zero), then a bit
         ]
         expected = [True, True, True, True, True]
-        for psi, bit in zip(psis, expected):
+        for psi, bit in zip(psis, expected, strict=True):
             sv = SparseValidate(DATA, m=2, budget=1)
             with warnings.catch_warnings():
                 warnings.simplefilter("error")  # no warning may escape either
@@ -207,7 +208,8 @@ class TestQuantizedAnswer:
         q = QuantizedAnswer(lambda d: 0.26, bits=2, low=0.0, high=1.0)
         sel = q.select(DATA)
         assert sel.value == 0.375 and sel.certificate == DescriptionLength(4)
-        assert QuantizedAnswer(lambda d: [5.0, -5.0], bits=3, low=0.0, high=1.0, n_values=2).select(DATA).value == (0.9375, 0.0625)
+        pair = QuantizedAnswer(lambda d: [5.0, -5.0], bits=3, low=0.0, high=1.0, n_values=2)
+        assert pair.select(DATA).value == (0.9375, 0.0625)
 
     def test_iv(self):
         with pytest.raises(ValueError, match="`high` must be larger than `low`"):

@@ -38,13 +38,15 @@ D2.iloc[0] = [0, 1, 1]  # replace one row
 
 class TestNoisyStatistic:
     def test_laplace_certificate_and_value(self):
-        sel = NoisyStatistic(lambda d: d.mean(), sensitivity=1 / 4, epsilon=1.0, index=("a", "b", "c")).select(D1, rng=1)
+        selector = NoisyStatistic(lambda d: d.mean(), sensitivity=1 / 4, epsilon=1.0, index=("a", "b", "c"))
+        sel = selector.select(D1, rng=1)
         assert isinstance(sel, Selection)
         assert sel.certificate == PureDP(1.0)
         assert list(sel.value.index) == ["a", "b", "c"]
 
     def test_gaussian_certificate(self):
-        sel = NoisyStatistic(lambda d: float(d["a"].mean()), sensitivity=1 / 4, rho=0.5, noise="gaussian").select(D1, rng=2)
+        selector = NoisyStatistic(lambda d: float(d["a"].mean()), sensitivity=1 / 4, rho=0.5, noise="gaussian")
+        sel = selector.select(D1, rng=2)
         assert sel.certificate == ZCDP(0.5)
         assert isinstance(sel.value, float)
 

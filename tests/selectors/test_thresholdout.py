@@ -94,8 +94,12 @@ class TestThresholdout:
 
         t = Thresholdout(TRAIN, HOLD, threshold=0.1, sigma=1e-4, budget=1, rng=7)
         assert t.query(phi) == pytest.approx(1.0, abs=0.01)
+
+        def nan_on_holdout(d):
+            return np.full(len(d), np.nan if d["x"].iloc[0] == SECRET else 1.0)
+
         t = Thresholdout(TRAIN, HOLD, threshold=0.1, sigma=1e-4, budget=1, rng=8)
-        assert t.query(lambda d: np.full(len(d), np.nan if d["x"].iloc[0] == SECRET else 1.0)) == pytest.approx(0.0, abs=0.01)
+        assert t.query(nan_on_holdout) == pytest.approx(0.0, abs=0.01)
 
     def test_row_wise_fallback_counts_failing_rows_as_zero(self):
         # a row-wise phi that fails on one holdout row: that row counts as 0, the others as phi

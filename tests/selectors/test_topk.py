@@ -43,14 +43,16 @@ class TestTopK:
             TopK(k=1, score=row_scores, candidates=("a", "c")).select(frame({"a": 1.0}))
 
     def test_set_in_input_order_and_certificate(self):
-        sel = TopK(k=2, score=row_scores, candidates=tuple("abcd")).select(frame({"a": 1.0, "b": 5.0, "c": 3.0, "d": 0.0}))
+        top2 = TopK(k=2, score=row_scores, candidates=tuple("abcd"))
+        sel = top2.select(frame({"a": 1.0, "b": 5.0, "c": 3.0, "d": 0.0}))
         assert sel.value == ("b", "c")
         assert sel.certificate == DescriptionLength(math.comb(4, 2))
-        sel = TopK(k=2, score=row_scores, candidates=tuple("abcd")).select(frame({"a": 9.0, "b": 5.0, "c": 3.0, "d": 10.0}))
+        sel = top2.select(frame({"a": 9.0, "b": 5.0, "c": 3.0, "d": 10.0}))
         assert sel.value == ("a", "d")  # input order, not score order
 
     def test_ordered_outcomes(self):
-        sel = TopK(k=2, score=row_scores, candidates=tuple("abcd"), ordered=True).select(frame({"a": 9.0, "b": 5.0, "c": 3.0, "d": 10.0}))
+        ordered = TopK(k=2, score=row_scores, candidates=tuple("abcd"), ordered=True)
+        sel = ordered.select(frame({"a": 9.0, "b": 5.0, "c": 3.0, "d": 10.0}))
         assert sel.value == ("d", "a")
         assert sel.certificate == DescriptionLength(4 * 3)
 
@@ -74,7 +76,8 @@ class TestNoisyTopK:
         with pytest.raises(ValueError, match="`k` must be at most"):
             NoisyTopK(k=2, epsilon=1.0, sensitivity=1.0, score=row_scores, candidates=("a",))
         with pytest.raises(ValueError, match="finite"):
-            NoisyTopK(k=1, epsilon=1.0, sensitivity=1.0, score=row_scores, candidates=("a",)).select(frame({"a": float("inf")}))
+            NoisyTopK(k=1, epsilon=1.0, sensitivity=1.0, score=row_scores, candidates=("a",)).select(
+                frame({"a": float("inf")}))
 
     def test_certificate(self):
         sel = NoisyTopK(k=2, epsilon=0.6, sensitivity=1.0, score=row_scores, candidates=("a", "b", "c")).select(

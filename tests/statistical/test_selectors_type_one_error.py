@@ -67,7 +67,10 @@ def ordered_topk(d, rng):
 
 def quantized_direction(d, rng):
     a = Analysis(d, rng=rng)
-    t = lambda x: float(np.sign(x.loc[x.g == "a", "f00"].mean() - x.loc[x.g == "b", "f00"].mean()))
+
+    def t(x):
+        return float(np.sign(x.loc[x.g == "a", "f00"].mean() - x.loc[x.g == "b", "f00"].mean()))
+
     side = a.select(QuantizedAnswer(statistic=t, bits=1, low=-1.0, high=1.0)).value
     a.test(welch("f00", alternative="greater" if side > 0 else "less"))  # one-sided in the seen direction
     return a

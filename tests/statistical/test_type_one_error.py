@@ -71,7 +71,8 @@ def test_vectorised_naive_pvalues_match_the_pipeline():
     for _ in range(5):
         d = null_frame(rng)
         analysis = Analysis(d, rng=1)
-        col = analysis.select(TopK(k=1, score=abs_t_scores, candidates=tuple(f"f{j:02d}" for j in range(N_FEATURES)))).value[0]
+        candidates = tuple(f"f{j:02d}" for j in range(N_FEATURES))
+        col = analysis.select(TopK(k=1, score=abs_t_scores, candidates=candidates)).value[0]
         res = analysis.test(TwoSampleTTest(column=col, group="group", levels=("a", "b"), usevar="unequal"))
         x = d[[c for c in d.columns if c.startswith("f")]].to_numpy()[None]
         t, df = welch_abs_t(x[:, : N_ROWS // 2], x[:, N_ROWS // 2:])
@@ -113,7 +114,7 @@ def test_top1_with_the_dp_selector_through_the_pipeline():
         score = SignedMeanScore(columns=cols, sign_column="group", positive="a", clip=clip)
         analysis = Analysis(d, rng=rng)
         col = analysis.select(NoisyTopK(k=1, epsilon=eps, sensitivity=score.sensitivity(N_ROWS),
-                                        score=lambda df: score(df).abs(), candidates=cols)).value[0]
+                                        score=lambda df, score=score: score(df).abs(), candidates=cols)).value[0]
         analysis.test(TwoSampleTTest(column=col, group="group", levels=("a", "b"), usevar="unequal"))
         row = analysis.report().frame.iloc[0]
         naive.append(row.pvalue_naive)
