@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .accounting.certificates import DescriptionLength
 from .analysis.facade import Analysis
 from .analysis.report import CorrectedTable
 from .datasets import load_biomarkers
@@ -16,20 +17,26 @@ def run_demo(*, k: int = 3, seed: int = 2026) -> tuple[Analysis, CorrectedTable]
     """Explore 60 biomarkers, keep the top ``k`` by |Welch t|, test them on the same data.
 
     Declared before looking: 60 candidate biomarkers, each with two possible tests (Welch t,
-    and an OLS arm coefficient adjusted for age and sex), so 120 candidate hypotheses.
+    and an OLS arm coefficient adjusted for age and sex), so 120 candidate hypotheses; and the
+    two selection steps (the top ``k`` of 60, then the one of those ``k`` that also gets the
+    adjusted OLS test), so that the thresholds are fixed in advance.
     """
     data = load_biomarkers()
     biomarkers = [c for c in data.columns if c.startswith("m")]
+    levels = ("treatment", "control")
     analysis = Analysis(data, alpha=0.05, rng=seed, n_candidates=2 * len(biomarkers))
-    picked = analysis.select(
-        TopK(k=k, candidates=tuple(biomarkers), name="|Welch t|",
-             score=lambda d: welch_t_scores(d, biomarkers, "arm", ("treatment", "control"))),
-        label=f"top-{k} of {len(biomarkers)} biomarkers by |Welch t|",
+    screen = TopK(k=k, candidates=tuple(biomarkers), name="|Welch t|",
+                  score=lambda d: welch_t_scores(d, biomarkers, "arm", levels))
+    analysis.preregister(screen, DescriptionLength(k))
+    picked = analysis.select(screen, label=f"top-{k} of {len(biomarkers)} biomarkers by |Welch t|").value
+    (best,) = analysis.select(
+        TopK(k=1, candidates=tuple(picked), name="|Welch t|",
+             score=lambda d: welch_t_scores(d, list(picked), "arm", levels)),
+        label=f"top-1 of the {k} for the adjusted model",
     ).value
     for column in picked:
-        analysis.test(TwoSampleTTest(column=column, group="arm", levels=("treatment", "control"), usevar="unequal",
+        analysis.test(TwoSampleTTest(column=column, group="arm", levels=levels, usevar="unequal",
                                      label=f"{column}: treatment - control (Welch)"))
-    best = max(picked, key=lambda c: welch_t_scores(data, [c], "arm", ("treatment", "control")).iloc[0])
     analysis.test(CoefficientTest(formula=f"{best} ~ C(arm, Treatment('control')) + age + C(sex)",
                                   term="C(arm, Treatment('control'))[T.treatment]", model="ols",
                                   label=f"{best}: arm effect adjusted for age, sex (OLS)"))

@@ -109,20 +109,39 @@ class TestAnalysis:
     def test_dp_then_description_length(self):
         data = load_biomarkers()
         cols = tuple(c for c in data.columns if c.startswith("m"))
-        a = Analysis(data, rng=7)
         from selective.selectors.topk import SignedMeanScore
 
         score = SignedMeanScore(columns=cols, sign_column="arm", positive="treatment")
-        five = a.select(NoisyTopK(k=5, epsilon=0.5, sensitivity=score.sensitivity(len(data)),
-                                  score=lambda d: score(d).abs(), candidates=cols)).value
-        two = a.select(TopK(k=2, candidates=five,
-                            score=lambda d: welch_t_scores(d, list(five), "arm", ("treatment", "control")))).value
-        for c in two:
-            a.test(TwoSampleTTest(column=c, group="arm", levels=("treatment", "control"), usevar="unequal"))
-        t = a.report()
+        screen = NoisyTopK(k=5, epsilon=0.5, sensitivity=score.sensitivity(len(data)),
+                           score=lambda d: score(d).abs(), candidates=cols)
+
+        def run(preregister: bool):
+            a = Analysis(data, rng=7, n_candidates=len(cols))
+            if preregister:
+                a.preregister(screen, DescriptionLength(10))
+            five = a.select(screen).value
+            two = a.select(TopK(k=2, candidates=five,
+                                score=lambda d: welch_t_scores(d, list(five), "arm", ("treatment", "control")))).value
+            for c in two:
+                a.test(TwoSampleTTest(column=c, group="arm", levels=("treatment", "control"), usevar="unequal"))
+            return a, a.report()
+
+        a, t = run(preregister=True)
+        assert not a.adaptive
         assert [s.role for s in a.ledger.steps] == ["first DP block", "after selection"]
         assert t.frame.pvalue_maxinfo.notna().all() and t.frame.pvalue_mutual_info.notna().all()
         assert "product" in t.footnote
+        best = t.frame[["pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni"]].min(axis=1)
+        np.testing.assert_array_equal(t.frame.pvalue_best.to_numpy(), best.to_numpy())
+        # the same steps, not declared in advance: only the routes valid under adaptivity, and the
+        # best column pays for combining the union route with Bonferroni (THEORY.md 3.2a)
+        a2, t2 = run(preregister=False)
+        assert a2.adaptive
+        assert t2.frame.pvalue_mutual_info.isna().all()
+        assert "expected, not the realized" in t2.footnote
+        merged = np.minimum(1.0, 2 * t2.frame[["pvalue_maxinfo", "pvalue_bonferroni"]].min(axis=1))
+        np.testing.assert_allclose(t2.frame.pvalue_best.to_numpy(), merged.to_numpy(), rtol=0, atol=0)
+        assert (t2.frame.pvalue_maxinfo >= t.frame.pvalue_maxinfo).all()  # Theorem 19 only, realized counts
 
     def test_reproducible_with_a_seed(self):
         data = load_biomarkers()
@@ -260,7 +279,9 @@ def test_refused_step_after_a_look_voids_the_information_corrections():
     t = a.report()
     row = t.frame.iloc[0]
     assert np.isnan(row.pvalue_maxinfo) and np.isnan(row.pvalue_mutual_info)
-    assert row.pvalue_best == row.pvalue_bonferroni  # the declaration-based route stays
+    # the declaration-based route stays; not preregistered, so the best column keeps the
+    # merge factor of the two routes it could have combined (fixed before the data: THEORY.md 3.2a)
+    assert row.pvalue_best == min(1.0, 2 * row.pvalue_bonferroni)
     assert "void" in t.footnote
     b = Analysis(data)  # no Bonferroni: nothing valid remains
     b.record(Selection(value=("x",), certificate=DescriptionLength(5)))

@@ -29,7 +29,14 @@ from .certificates import (
     PureDP,
     certificate_from_dict,
 )
-from .composition import advanced_composition, basic_composition, pure_dp_to_zcdp, zcdp_composition, zcdp_to_approx_dp
+from .composition import (
+    advanced_composition,
+    basic_composition,
+    group_privacy,
+    pure_dp_to_zcdp,
+    zcdp_composition,
+    zcdp_to_approx_dp,
+)
 from .ledger import Ledger, Step
 from .totals import LedgerTotals, MaxInfoFamily, UnionRoute
 
@@ -52,6 +59,7 @@ __all__ = [
     "mi_zcdp_any_distribution",
     "mi_zcdp_product",
     "advanced_composition",
+    "group_privacy",
     "basic_composition",
     "pure_dp_to_zcdp",
     "zcdp_composition",

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from .._validation import check_int, check_positive, check_probability
-from .certificates import ZCDP, ApproxDP, PureDP
+from .certificates import ZCDP, ApproxDP, DescriptionLength, MaxInfo, MutualInfo, PureDP
 
 __all__ = [
     "basic_composition",
@@ -23,6 +23,7 @@ __all__ = [
     "zcdp_composition",
     "zcdp_to_approx_dp",
     "pure_dp_to_zcdp",
+    "group_privacy",
 ]
 
 
@@ -114,3 +115,44 @@ def pure_dp_to_zcdp(epsilon: float) -> ZCDP:
     r"""ε-DP implies :math:`\tfrac12\varepsilon^2`-zCDP ([BS]_ Proposition 1.4)."""
     eps = check_positive("epsilon", epsilon)
     return ZCDP(eps * eps / 2.0)
+
+
+def group_privacy(certificate, group_size: int):
+    r"""The certificate of a step with respect to groups of ``group_size`` records.
+
+    A mechanism that is differentially private in *rows* protects a *unit* (a subject with
+    repeated measures, a household, a cluster) of up to :math:`m` rows only as a group:
+
+    * :math:`\varepsilon`-DP becomes :math:`m\varepsilon`-DP ([DR]_ Theorem 2.2);
+    * :math:`(\varepsilon, \delta)`-DP becomes :math:`(m\varepsilon, m e^{(m-1)\varepsilon}\delta)`-DP
+      ([DR]_ Theorem 2.2, approximate form), refused when that δ is not below 1;
+    * :math:`\rho`-zCDP becomes :math:`m^2\rho`-zCDP ([BS]_ Proposition 1.9), and a pure-DP
+      certificate's optional ρ likewise;
+    * a description length bounds the number of outcomes whatever the records are, so it is
+      unchanged (THEORY.md 0.4).
+
+    Max-information or mutual-information certificates stated for rows cannot be converted;
+    they are refused (state them for units). ``group_size`` = 1 returns ``certificate``.
+    """
+    m = check_int("group_size", group_size, low=1)
+    if m == 1 or isinstance(certificate, DescriptionLength):
+        return certificate
+    if isinstance(certificate, PureDP):
+        rho = None if certificate.rho is None else certificate.rho * m * m
+        return PureDP(certificate.epsilon * m, rho=rho)
+    if isinstance(certificate, ApproxDP):
+        log_delta = math.log(m) + (m - 1) * certificate.epsilon + math.log(certificate.delta)
+        if log_delta >= 0:
+            raise ValueError(
+                f"{certificate.describe()} gives no group-privacy guarantee for units of {m} rows: "
+                f"m * exp((m - 1) * epsilon) * delta >= 1. Use a pure-DP or zCDP selector, or unit-level statistics."
+            )
+        return ApproxDP(certificate.epsilon * m, math.exp(log_delta))
+    if isinstance(certificate, ZCDP):
+        return ZCDP(certificate.rho * m * m)
+    if isinstance(certificate, (MaxInfo, MutualInfo)):
+        raise ValueError(
+            f"{certificate.describe()} is stated for rows and cannot be converted to units of {m} rows; "
+            "state the bound for units (one record per unit)."
+        )
+    raise TypeError(f"`certificate` must be a certificate; got {certificate!r} ({type(certificate).__name__}).")

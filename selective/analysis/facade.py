@@ -18,7 +18,8 @@ import pandas as pd
 
 from .._validation import check_choice, check_int, check_probability
 from ..accounting.certificates import DescriptionLength
-from ..accounting.ledger import Ledger
+from ..accounting.composition import group_privacy
+from ..accounting.ledger import Ledger, compute_totals
 from ..corrections import correct
 from ..exceptions import SelectiveWarning
 from ..selectors.base import Selection, declared_certificate
@@ -44,21 +45,37 @@ class Analysis:
         Enables the Bonferroni column (valid whatever the selection, if the declaration is honest).
     budget_bits, budget_beta, budget_epsilon : optional
         Passed to the :class:`~selective.accounting.Ledger`.
+    units : column label, optional
+        The column that names the independent unit of each row (a subject with repeated
+        measures, a household, a site). Then n is the number of units, and every DP step pays
+        for group privacy: epsilon times the largest number of rows of one unit
+        (:func:`~selective.accounting.group_privacy`). Default: every row is its own unit.
 
     Notes
     -----
-    What the corrections assume (docs/THEORY.md 1.6, 2.7, 3.6): every look at the data goes
-    through :meth:`select` or :meth:`record` before the tests are run; the naive p-values are
-    valid for each fixed test under the null (i.i.d. rows); and the certificates bound every
-    history. Description-length counts and pure-DP steps bounded with beta = 0 may be chosen
-    adaptively (after seeing earlier outputs); for the product-data bound of Theorem 20 with
-    beta > 0, declare the steps (or an epsilon budget) in advance: a total epsilon chosen after
-    seeing outputs is not covered by a proof here.
+    What the corrections assume (docs/THEORY.md 0.4, 1.6, 2.7, 3.2a, 3.6):
+
+    * every look at the data goes through :meth:`select` or :meth:`record` before the tests
+      are run;
+    * the units (rows, or the groups named by ``units``) are independent, as under the null;
+      the report says so on every row whose bound uses it;
+    * each naive p-value is accurate at the corrected level it is compared with;
+    * the certificates bound every history.
+
+    Steps may be chosen adaptively: whether to run another step, and its count or epsilon,
+    may depend on earlier outputs. Unless the steps were declared in advance, the report
+    therefore uses only what stays valid under adaptivity (the union route with the realized
+    counts and Theorem 19 for DP steps, and the declared Bonferroni) and pays for combining
+    them: the best column is R times the smaller of the R = 1 or 2 routes (Vovk and Wang 2020;
+    docs/THEORY.md 3.2a). Declare the steps with :meth:`preregister` (a plan file does) to keep
+    every route (Theorem 20, the composition and mutual-information routes) and their plain
+    minimum; the corrections then use the declared certificates, and a step that does not
+    match them is refused before it touches the data.
     """
 
     def __init__(self, data: pd.DataFrame, *, alpha: float = 0.05, rng: Any = None, n_candidates: int | None = None,
                  budget_bits: float | None = None, budget_beta: float | None = None,
-                 budget_epsilon: float | None = None) -> None:
+                 budget_epsilon: float | None = None, units: Any = None) -> None:
         if not isinstance(data, pd.DataFrame):
             raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
         if len(data) == 0:
@@ -73,8 +90,10 @@ class Analysis:
             self._rng = np.random.default_rng(rng)
         else:
             raise TypeError(f"`rng` must be a numpy Generator, a non-negative integer seed or None; got {rng!r}.")
-        self.ledger = Ledger(len(data), budget_bits=budget_bits, budget_beta=budget_beta,
+        self.units, self.n_units, self.group_size = _units(data, units)
+        self.ledger = Ledger(self.n_units, budget_bits=budget_bits, budget_beta=budget_beta,
                              budget_epsilon=budget_epsilon)
+        self._preregistered: tuple | None = None
         self._selections: list[Selection] = []
         self._tests: list[tuple[Any, Any]] = []
         self._void: list[str] = []  # steps that touched the data but could not be recorded
@@ -96,6 +115,61 @@ class Analysis:
         return tuple(r for _, r in self._tests)
 
     @property
+    def adaptive(self) -> bool:
+        """Whether the steps may have been chosen adaptively: they were not declared in advance
+        with :meth:`preregister` (THEORY.md 3.2a)."""
+        return self._preregistered is None
+
+    @property
+    def preregistered(self) -> tuple | None:
+        """The certificates declared with :meth:`preregister` (with respect to units), or None."""
+        return self._preregistered
+
+    def _check_preregistered(self, certificate) -> None:
+        """Refuse, before the data are touched, a step that does not match the declaration."""
+        if self._preregistered is None:
+            return
+        k = len(self.ledger)
+        if k >= len(self._preregistered):
+            raise ValueError(f"{len(self._preregistered)} step(s) were preregistered and all have run; a further "
+                             f"step ({certificate.describe()}) is not covered. Nothing was recorded.")
+        if certificate != self._preregistered[k]:
+            raise ValueError(f"step {k} was preregistered as {self._preregistered[k].describe()}; got "
+                             f"{certificate.describe()}. Nothing was recorded.")
+
+    def preregister(self, *steps: Any) -> Analysis:
+        """Declare every selection step before any is run, fixing the routes' thresholds.
+
+        ``steps`` are selectors (with a ``certificate()`` method) or certificates, in the
+        order they will run. When the steps recorded are exactly these, the report keeps every
+        correction route and their plain minimum (THEORY.md 3.2); otherwise the analysis is
+        treated as adaptive. Checked against the ledger's order rules and budget now; the data
+        are not touched.
+        """
+        if self._preregistered is not None or len(self.ledger) or self._void:
+            raise ValueError("`preregister` must be called once, before any selection step.")
+        if not steps:
+            raise ValueError("`preregister` needs at least one step (a selector or a certificate); got none.")
+        certs = []
+        for i, step in enumerate(steps):
+            cert = declared_certificate(step) if hasattr(step, "select") else step
+            if cert is None:
+                raise TypeError(f"`steps[{i}]` declares no certificate; give selectors with a certificate() method "
+                                "or certificates.")
+            certs.append(self._unit_certificate(cert))
+        scratch = Ledger(self.n_units, **_budget_kwargs(self.ledger))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SelectiveWarning)
+            for cert in certs:
+                scratch.record(cert)
+        self._preregistered = tuple(certs)
+        return self
+
+    def _unit_certificate(self, certificate):
+        """The certificate with respect to units: group privacy over the largest unit."""
+        return group_privacy(certificate, self.group_size)
+
+    @property
     def void_reasons(self) -> tuple[str, ...]:
         """Why the information-based corrections of this analysis are void (empty if they are not):
         a step that had already looked at the data was refused by the ledger."""
@@ -103,7 +177,12 @@ class Analysis:
 
     def _record_after_look(self, certificate, label: str) -> None:
         """Record a step whose mechanism already ran on the data; if the ledger refuses it, the
-        look is not covered by any bound, so the information-based corrections become void."""
+        look is not covered by any bound, so the information-based corrections become void. So
+        do they when the step differs from the preregistered one (a failure recorded as one
+        more outcome): the declared certificates no longer bound what was looked at."""
+        k = len(self.ledger)
+        if self._preregistered is not None and (k >= len(self._preregistered) or certificate != self._preregistered[k]):
+            self._void.append(f"step {label!r} ran on the data but differs from the preregistered step {k}")
         try:
             self.ledger.record(certificate, label)
         except ValueError as exc:
@@ -133,11 +212,16 @@ class Analysis:
         """
         if not hasattr(selector, "select"):
             raise TypeError(f"`selector` must have a select(data, rng) method; got {selector!r}.")
-        declared = declared_certificate(selector)
+        declared_rows = declared_certificate(selector)
+        declared = None if declared_rows is None else self._unit_certificate(declared_rows)
         name = label if label is not None else type(selector).__name__
         self._warn_if_tests_seen()
         if declared is not None:
+            self._check_preregistered(declared)
             self.ledger.check(declared)
+        elif self._preregistered is not None:
+            raise TypeError(f"{type(selector).__name__} declares no certificate, so it cannot be matched with the "
+                            "preregistered steps; give it declared candidates.")
         else:
             warnings.warn(
                 f"{type(selector).__name__} declares no certificate before seeing the data; the one it "
@@ -158,13 +242,13 @@ class Analysis:
             raise
         if not isinstance(sel, Selection):
             raise TypeError(f"`selector.select` must return a Selection; got {type(sel).__name__}.")
-        if declared is not None and sel.certificate != declared:
+        if declared_rows is not None and sel.certificate != declared_rows:
             self._record_after_look(declared, f"{name} (inconsistent certificate)")
             raise ValueError(
-                f"{type(selector).__name__} declared {declared.describe()} but its selection carries "
+                f"{type(selector).__name__} declared {declared_rows.describe()} but its selection carries "
                 f"{sel.certificate.describe()}; the declared certificate was recorded and the selection discarded."
             )
-        self._record_after_look(sel.certificate, label if label is not None else sel.label)
+        self._record_after_look(self._unit_certificate(sel.certificate), label if label is not None else sel.label)
         self._selections.append(sel)
         return sel
 
@@ -177,7 +261,14 @@ class Analysis:
         if not isinstance(selection, Selection):
             raise TypeError(f"`selection` must be a Selection; got {type(selection).__name__}.")
         self._warn_if_tests_seen()
-        self._record_after_look(selection.certificate, selection.label)
+        cert = self._unit_certificate(selection.certificate)
+        try:
+            self._check_preregistered(cert)
+        except ValueError as exc:
+            self._void.append(f"step {selection.label!r} ran on the data but does not match the preregistered "
+                              f"steps ({exc})")
+            raise
+        self._record_after_look(cert, selection.label)
         self._selections.append(selection)
         return selection
 
@@ -208,10 +299,34 @@ class Analysis:
         if not self._tests:
             raise ValueError("no test has been run: call Analysis.test(spec) before report().")
         totals = self.ledger.totals()
+        if self._preregistered is not None:
+            # thresholds from the declared steps: fixed before the data were seen (THEORY.md 3.2a);
+            # steps not run are post-processing of the declared procedure, so this is valid
+            totals = compute_totals(self.n_units, self._preregistered)
         if self._void:
             totals = void_totals(totals, self._void)
         results = [r for _, r in self._tests]
         corr = correct(np.array([r.pvalue_naive for r in results], dtype=float), totals, alpha=a,
-                       n_candidates=self.n_candidates)
+                       n_candidates=self.n_candidates, adaptive=self.adaptive)
         return build_table(results, totals, corr, alpha=a, n_candidates=self.n_candidates, adjust=adjust,
-                           ledger_rows=self.ledger.rows())
+                           ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size)
+
+
+def _budget_kwargs(ledger: Ledger) -> dict[str, Any]:
+    b = ledger.budget
+    return {"budget_bits": b["bits"], "budget_beta": b["beta"], "budget_epsilon": b["epsilon"]}
+
+
+def _units(data: pd.DataFrame, units: Any) -> tuple[Any, int, int]:
+    """(units label, number of units, rows of the largest unit) for ``Analysis(units=...)``."""
+    if units is None:
+        return None, len(data), 1
+    if isinstance(units, (list, tuple, set, dict, np.ndarray, pd.Series)) or units not in data.columns:
+        raise ValueError(f"`units` must be the label of a column of `data` naming each row's unit; got {units!r}. "
+                         f"The columns are {list(map(str, data.columns))[:12]}.")
+    col = data[units]
+    if col.isna().any():
+        raise ValueError(f"`units` column {units!r} has {int(col.isna().sum())} missing value(s); every row needs "
+                         "a unit.")
+    counts = col.value_counts(sort=False)
+    return units, int(len(counts)), int(counts.max())

@@ -319,6 +319,8 @@ def run_plan(plan: Plan, data: pd.DataFrame, *, seed: int | None = None, progres
             _quiet_record(scratch, cert)
         except ValueError as exc:
             raise _err(plan.source, f"[[select]] #{i}", str(exc)) from (exc if isinstance(exc, CompositionOrderError) else None)
+    # a plan declares every step before any runs: the thresholds are fixed in advance (THEORY.md 3.2a)
+    analysis.preregister(*selectors)
     chosen: dict[int, tuple] = {}
     steps = list(enumerate(selectors, 1))
     iterator = steps

@@ -37,10 +37,10 @@ def void_totals(totals: LedgerTotals, reasons: Sequence[str]) -> LedgerTotals:
 
 def _uses_product_scope(totals: LedgerTotals) -> bool:
     """Whether a max-information route rests on Theorem 20 (or a product-scope certificate),
-    which holds for independent rows only, as under the null."""
+    which holds for independent records (rows or units) only, as under the null."""
     fam = totals.maxinfo
-    return (fam is not None and (fam.prefix_epsilon > 0 or fam.product_scope_fixed)) or (
-        totals.union is not None and totals.union.dp_epsilon > 0)
+    return (fam is not None and ((fam.prefix_epsilon > 0 and fam.allow_product) or fam.product_scope_fixed)) or (
+        totals.union is not None and totals.union.dp_epsilon > 0 and totals.union.allow_product)
 
 
 def _corrected_interval(result: Any, gamma) -> tuple[float, float]:
@@ -51,18 +51,23 @@ def _corrected_interval(result: Any, gamma) -> tuple[float, float]:
     return (-math.inf, math.inf)  # gamma below the double range: no finite interval to report
 
 
-def _row_note(corr, i: int, *, product_scope: bool, fallback: bool) -> str:
+def _scope_phrase(units: Any) -> str:
+    return "independent units" + (f" ({units!r})" if units is not None else " (rows)")
+
+
+def _row_note(corr, i: int, *, product_scope: bool, fallback: bool, units: Any = None) -> str:
     notes = []
     if np.isnan(corr.pvalue_maxinfo[i]) and np.isnan(corr.pvalue_mutual_info[i]):
         notes.append("no information bound applies")
     elif not np.isnan(corr.pvalue_maxinfo[i]):
-        notes.append(f"max-info: {corr.maxinfo_route[i]} bound" + (", product (i.i.d.) data" if product_scope else ""))
+        notes.append(f"max-info: {corr.maxinfo_route[i]} bound" + (f", assumes {_scope_phrase(units)}"
+                                                                   if product_scope else ""))
     if fallback:
         notes.append("DP after selection: Theorem 19")
     return "; ".join(notes)
 
 
-def _rows(results: Sequence[Any], totals: LedgerTotals, corr) -> list[dict[str, Any]]:
+def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None) -> list[dict[str, Any]]:
     product_scope = _uses_product_scope(totals)
     fallback = any("Theorem 19" in note for note in totals.notes)
     rows = []
@@ -75,7 +80,7 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr) -> list[dict[str, 
             "pvalue_bonferroni": corr.pvalue_bonferroni[i], "pvalue_best": corr.pvalue_best[i],
             "best_route": corr.best_route[i], "pvalue_adjusted": math.nan,
             "ci_corrected_low": ci_c[0], "ci_corrected_high": ci_c[1],
-            "note": _row_note(corr, i, product_scope=product_scope, fallback=fallback),
+            "note": _row_note(corr, i, product_scope=product_scope, fallback=fallback, units=units),
         })
     return rows
 
@@ -91,9 +96,13 @@ def _adjusted(best: np.ndarray, method: str) -> np.ndarray:
 
 
 def footnote(totals: LedgerTotals, corr, *, alpha: float, n_candidates: int | None, adjust: str | None,
-             n_tests: int) -> str:
+             n_tests: int, units: Any = None, group_size: int = 1) -> str:
     """The theorems behind each column, the ledger's totals and the corrected level."""
-    parts = [f"Selection ledger: {totals.n_steps} step(s) on n = {totals.n_rows} rows."]
+    if units is None:
+        parts = [f"Selection ledger: {totals.n_steps} step(s) on n = {totals.n_rows} rows."]
+    else:
+        parts = [f"Selection ledger: {totals.n_steps} step(s) on n = {totals.n_rows} independent units "
+                 f"({units!r}, up to {group_size} rows each; DP steps pay for group privacy)."]
     beta = min(1e-3, alpha / 10)
     if totals.maxinfo is not None:
         try:
@@ -121,15 +130,17 @@ def footnote(totals: LedgerTotals, corr, *, alpha: float, n_candidates: int | No
 
 def build_table(results: Sequence[Any], totals: LedgerTotals, corr, *, alpha: float,
                 n_candidates: int | None = None, adjust: str | None = None,
-                ledger_rows: list[dict[str, Any]] | None = None) -> CorrectedTable:
+                ledger_rows: list[dict[str, Any]] | None = None, units: Any = None,
+                group_size: int = 1) -> CorrectedTable:
     """The corrected table of ``results`` (test results, in order) under ``totals`` and ``corr``
     (the corrections of their naive p-values, :func:`selective.corrections.correct`)."""
-    frame = pd.DataFrame(_rows(results, totals, corr), index=pd.Index(_unique([r.hypothesis for r in results]),
+    frame = pd.DataFrame(_rows(results, totals, corr, units), index=pd.Index(_unique([r.hypothesis for r in results]),
                                                                       name="hypothesis"),
                          columns=list(TABLE_COLUMNS))
     if adjust is not None:
         frame["pvalue_adjusted"] = _adjusted(frame["pvalue_best"].to_numpy(dtype=float), adjust)
-    note = footnote(totals, corr, alpha=alpha, n_candidates=n_candidates, adjust=adjust, n_tests=len(results))
+    note = footnote(totals, corr, alpha=alpha, n_candidates=n_candidates, adjust=adjust, n_tests=len(results),
+                    units=units, group_size=group_size)
     return CorrectedTable(frame=frame, alpha=alpha, footnote=note, ledger_rows=list(ledger_rows or []))
 
 

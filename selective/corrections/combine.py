@@ -67,27 +67,23 @@ ADAPTIVE_NOTE = ("adaptive steps: each route is computed from what the steps tur
 
 
 def _adaptive_totals(totals: LedgerTotals) -> tuple[LedgerTotals, list[str]]:
-    """The routes that stay valid when the steps' counts and epsilons may depend on earlier
-    outputs (THEORY.md 3.2a): the union route with the realized counts and Theorem 19 for the DP
-    steps; the composition route only without description-length blocks, with Theorem 19; no
-    mutual-information route (it needs expected, not realized, counts)."""
+    """The one max-information route that stays valid when the steps' counts, epsilons or
+    number may depend on earlier outputs (THEORY.md 3.2a): the union route with the realized
+    counts and Theorem 19 (beta = 0) for the DP steps. The composition route (Lemma 14 needs
+    counts that bound every history) and the mutual-information routes (the chain rule needs
+    expected, not realized, counts) are withheld."""
     notes = []
-    maxinfo, union = totals.maxinfo, totals.union
-    if maxinfo is not None:
-        if maxinfo.n_blocks > 0 or maxinfo.product_scope_fixed:
-            maxinfo = None
-            notes.append("adaptive steps: the composition route needs counts that bound every history "
-                         "(Lemma 14); the union route is used")
-        else:
-            maxinfo = replace(maxinfo, allow_product=False)
-    if union is not None:
-        union = replace(union, allow_product=False)
+    if totals.maxinfo is not None and totals.union is not None:
+        notes.append("adaptive steps: the max-information column uses the union route with the realized counts "
+                     "and Theorem 19 (the composition route needs counts declared in advance)")
+    union = None if totals.union is None else replace(totals.union, allow_product=False)
+    union_reason = totals.union_reason or totals.maxinfo_reason
     mi_reason = None
     if totals.mutual_info is not None:
         mi_reason = ("adaptive steps: the mutual-information routes need the expected, not the realized, "
                      "counts (chain rule, docs/THEORY.md 4.4); declare the steps in advance")
-    adapted = replace(totals, maxinfo=maxinfo, union=union, mutual_info=None,
-                      mutual_info_reason=mi_reason or totals.mutual_info_reason)
+    adapted = replace(totals, maxinfo=None, union=union, mutual_info=None, maxinfo_reason=None,
+                      union_reason=union_reason, mutual_info_reason=mi_reason or totals.mutual_info_reason)
     return adapted, notes
 
 
@@ -106,11 +102,13 @@ def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates:
     n_candidates : int, optional
         Number of hypotheses declared before selection; enables the Bonferroni column.
     adaptive : bool, default False
-        Whether the steps' certificates (counts, epsilons) may have been chosen after seeing
-        earlier outputs. Then only the routes valid under adaptivity are computed, and the best
-        column is :math:`\min(1, R\min_j\tilde p_j)` over the :math:`R` routes shown (Vovk and
-        Wang 2020): the minimum alone is valid only for thresholds fixed in advance
-        (docs/THEORY.md 3.2, 3.2a).
+        Whether the steps' certificates (counts, epsilons, their number) may depend on earlier
+        outputs, i.e. were not all declared in advance. Then only the routes valid under
+        adaptivity are computed (the union route with realized counts and Theorem 19, and
+        Bonferroni), and the best column is :math:`\min(1, R\min_j\tilde p_j)` with
+        :math:`R` = 1 + (1 if ``n_candidates`` is given): a number fixed before the data are
+        seen, as the merge of Vovk and Wang (2020) requires. The plain minimum is valid only for
+        thresholds fixed in advance (docs/THEORY.md 3.2, 3.2a).
     """
     p = check_pvalues("pvalues", pvalues).ravel()
     a = _alpha(alpha)
@@ -135,7 +133,7 @@ def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates:
         t_mx.append(gamma_maxinfo(a, totals.maxinfo))
     elif totals.maxinfo_reason:
         notes.append(totals.maxinfo_reason)
-    if totals.union is not None and not (adaptive and totals.maxinfo is not None and totals.union.log2_n_outcomes == 0):
+    if totals.union is not None:
         p_un = np.asarray(corrected_pvalue_union(p, totals.union), dtype=float).reshape(p.shape)
         better = ~(p_mx <= p_un)  # NaN-safe: union wins where max-info is NaN
         mi_route = [("union" if b else r) for b, r in zip(better, mi_route, strict=True)]
@@ -157,7 +155,8 @@ def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates:
         thresholds["bonferroni"] = gamma_bonferroni(a, n_candidates)
     stack = np.vstack([p_mx, p_mut, p_bon])
     names = ("max-information", "mutual information", "Bonferroni")
-    n_routes = int(sum(1 for t in thresholds.values() if t is not None))
+    # the merge factor must not depend on the path: the union route and the declared Bonferroni
+    n_routes = 1 + (n_candidates is not None)
     merge = adaptive and n_routes > 1
     with np.errstate(invalid="ignore"):
         all_nan = np.all(np.isnan(stack), axis=0)
