@@ -25,6 +25,7 @@ from ..exceptions import SelectiveWarning
 from ..selectors.base import Selection, declared_certificate
 from .report import CorrectedTable
 from .rows import ADJUST_METHODS, build_table, void_totals
+from .trust import results_at_level
 
 __all__ = ["Analysis"]
 
@@ -94,6 +95,10 @@ class Analysis:
         self.ledger = Ledger(self.n_units, budget_bits=budget_bits, budget_beta=budget_beta,
                              budget_epsilon=budget_epsilon)
         self._preregistered: tuple | None = None
+        # resampling versions of the tests draw from their own stream, so that report() gives the
+        # same table at every call and the selectors' draws do not depend on it
+        self._test_seed = _child_seed(self._rng)
+        self._trust_cache: dict = {}
         self._selections: list[Selection] = []
         self._tests: list[tuple[Any, Any]] = []
         self._void: list[str] = []  # steps that touched the data but could not be recorded
@@ -305,11 +310,18 @@ class Analysis:
             totals = compute_totals(self.n_units, self._preregistered)
         if self._void:
             totals = void_totals(totals, self._void)
-        results = [r for _, r in self._tests]
-        corr = correct(np.array([r.pvalue_naive for r in results], dtype=float), totals, alpha=a,
+        naive = [r for _, r in self._tests]
+        corr = correct(np.array([r.pvalue_naive for r in naive], dtype=float), totals, alpha=a,
                        n_candidates=self.n_candidates, adaptive=self.adaptive)
+        # naive p-values accurate at the smallest threshold a column uses (THEORY.md pitfall 9)
+        level = corr.gamma_smallest.gamma if corr.gamma_smallest is not None else 0.0
+        trust = results_at_level(self._tests, self._data, level, seed=self._test_seed, cache=self._trust_cache)
+        results = [t.result for t in trust]
+        if any(t.replaced for t in trust):
+            corr = correct(np.array([r.pvalue_naive for r in results], dtype=float), totals, alpha=a,
+                           n_candidates=self.n_candidates, adaptive=self.adaptive)
         return build_table(results, totals, corr, alpha=a, n_candidates=self.n_candidates, adjust=adjust,
-                           ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size)
+                           ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size, trust=trust)
 
 
 def _budget_kwargs(ledger: Ledger) -> dict[str, Any]:
@@ -330,3 +342,11 @@ def _units(data: pd.DataFrame, units: Any) -> tuple[Any, int, int]:
                          "a unit.")
     counts = col.value_counts(sort=False)
     return units, int(len(counts)), int(counts.max())
+
+
+def _child_seed(rng: np.random.Generator) -> np.random.SeedSequence:
+    """A seed sequence for the tests' resampling, derived from ``rng`` without drawing from it."""
+    seq = getattr(rng.bit_generator, "seed_seq", None)
+    if isinstance(seq, np.random.SeedSequence):
+        return seq.spawn(1)[0]
+    return np.random.SeedSequence(2026)  # a Generator without a seed sequence: a fixed, documented stream

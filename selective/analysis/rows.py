@@ -67,12 +67,33 @@ def _row_note(corr, i: int, *, product_scope: bool, fallback: bool, units: Any =
     return "; ".join(notes)
 
 
-def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None) -> list[dict[str, Any]]:
+_ROUTE_COLUMNS = {"maxinfo": "pvalue_maxinfo", "mutual_info": "pvalue_mutual_info",
+                  "bonferroni": "pvalue_bonferroni", "best": "pvalue_best"}
+
+
+def _withhold(row: dict[str, Any], corr, trusted: float) -> None:
+    """Withhold every corrected column whose threshold lies below the level at which the
+    row's naive p-value is trusted (and the corrected interval with the best column)."""
+    for key, col in _ROUTE_COLUMNS.items():
+        t = corr.thresholds.get(key)
+        if t is not None and t.log2_gamma < np.log2(trusted) and not np.isnan(row[col]):
+            row[col] = math.nan
+            if key == "best":
+                row["best_route"] = ""
+                row["ci_corrected_low"] = row["ci_corrected_high"] = math.nan
+
+
+def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
+          trust: Sequence[Any] | None = None) -> list[dict[str, Any]]:
     product_scope = _uses_product_scope(totals)
     fallback = any("Theorem 19" in note for note in totals.notes)
     rows = []
     for i, r in enumerate(results):
         ci_c = _corrected_interval(r, corr.gamma_best)
+        tr = trust[i] if trust is not None else None
+        note = _row_note(corr, i, product_scope=product_scope, fallback=fallback, units=units)
+        if tr is not None and tr.note:
+            note = "; ".join(x for x in (note, tr.note) if x)
         rows.append({
             "estimate": r.estimate, "ci_low": r.ci_naive[0], "ci_high": r.ci_naive[1],
             "statistic": r.statistic, "df": r.df, "pvalue_naive": r.pvalue_naive,
@@ -80,8 +101,10 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None)
             "pvalue_bonferroni": corr.pvalue_bonferroni[i], "pvalue_best": corr.pvalue_best[i],
             "best_route": corr.best_route[i], "pvalue_adjusted": math.nan,
             "ci_corrected_low": ci_c[0], "ci_corrected_high": ci_c[1],
-            "note": _row_note(corr, i, product_scope=product_scope, fallback=fallback, units=units),
+            "note": note,
         })
+        if tr is not None and not tr.replaced and tr.trusted_level > 0:
+            _withhold(rows[-1], corr, tr.trusted_level)
     return rows
 
 
@@ -131,12 +154,13 @@ def footnote(totals: LedgerTotals, corr, *, alpha: float, n_candidates: int | No
 def build_table(results: Sequence[Any], totals: LedgerTotals, corr, *, alpha: float,
                 n_candidates: int | None = None, adjust: str | None = None,
                 ledger_rows: list[dict[str, Any]] | None = None, units: Any = None,
-                group_size: int = 1) -> CorrectedTable:
+                group_size: int = 1, trust: Sequence[Any] | None = None) -> CorrectedTable:
     """The corrected table of ``results`` (test results, in order) under ``totals`` and ``corr``
-    (the corrections of their naive p-values, :func:`selective.corrections.correct`)."""
-    frame = pd.DataFrame(_rows(results, totals, corr, units), index=pd.Index(_unique([r.hypothesis for r in results]),
-                                                                      name="hypothesis"),
-                         columns=list(TABLE_COLUMNS))
+    (the corrections of their naive p-values, :func:`selective.corrections.correct`).
+    ``trust`` (from :func:`selective.analysis.trust.results_at_level`) adds each row's note on
+    how its p-value was obtained and withholds the columns used below its trusted level."""
+    index = pd.Index(_unique([r.hypothesis for r in results]), name="hypothesis")
+    frame = pd.DataFrame(_rows(results, totals, corr, units, trust), index=index, columns=list(TABLE_COLUMNS))
     if adjust is not None:
         frame["pvalue_adjusted"] = _adjusted(frame["pvalue_best"].to_numpy(dtype=float), adjust)
     note = footnote(totals, corr, alpha=alpha, n_candidates=n_candidates, adjust=adjust, n_tests=len(results),

@@ -1,0 +1,95 @@
+"""Naive p-values that are accurate where the corrections use them (THEORY.md pitfall 9).
+
+A corrected column compares the naive p-value with its threshold gamma, often alpha/N with
+N in the hundreds or thousands. A test whose p-value is an asymptotic approximation is
+trusted only down to its ``trusted_level``; below it the approximation can be far too small.
+For each test and the smallest threshold any column uses, :func:`results_at_level`
+
+1. keeps the result when it is trusted at that threshold;
+2. otherwise reruns the spec through ``run_at_level`` (an exact, exact-reference or
+   permutation version, when the spec has one) and uses that result;
+3. otherwise marks the row so that the columns whose threshold lies below the trusted level
+   are withheld with the reason (withholding can only remove rejections, so it keeps every
+   column valid whatever decided it).
+
+Tests without the ``trusted_level`` attribute (user-written specs) are taken at their word
+(``0``: exact at every level).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["TrustedResult", "trusted_level", "results_at_level"]
+
+
+@dataclass(frozen=True)
+class TrustedResult:
+    """One test's result for the report, and what the report must say about it."""
+
+    result: Any
+    replaced: bool = False   # the result of ``run_at_level`` replaced the naive one
+    trusted_level: float = 0.0
+    note: str = ""
+
+
+def trusted_level(result: Any) -> float:
+    """The smallest level at which ``result``'s p-value is trusted (0 when not declared)."""
+    level = getattr(result, "trusted_level", 0.0)
+    try:
+        level = float(level)
+    except (TypeError, ValueError):
+        return 0.0
+    return level if np.isfinite(level) and level > 0 else 0.0
+
+
+def _method(result: Any) -> str:
+    return str(getattr(result, "pvalue_method", "asymptotic"))
+
+
+def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, *,
+                     seed: np.random.SeedSequence, cache: dict | None = None) -> list[TrustedResult]:
+    """Each test's result, trusted at ``level`` when possible (see the module docstring).
+
+    Parameters
+    ----------
+    tests : sequence of (spec, result)
+        The tests in report order.
+    data : pandas.DataFrame
+        The analysis' data (the resampling versions rerun the spec on it).
+    level : float
+        The smallest threshold a shown column compares the p-values with.
+    seed : numpy.random.SeedSequence
+        Randomness for resampling versions: test ``i`` uses ``seed.spawn``'s ``i``-th child, so
+        the same analysis gives the same table at every call.
+    cache : dict, optional
+        Results of earlier calls, keyed by (test index, level).
+    """
+    cache = {} if cache is None else cache
+    children = seed.spawn(len(tests)) if len(tests) else []
+    out = []
+    for i, (spec, result) in enumerate(tests):
+        t = trusted_level(result)
+        if t <= level:
+            out.append(TrustedResult(result=result, trusted_level=t))
+            continue
+        runner = getattr(spec, "run_at_level", None)
+        if runner is not None:
+            key = (i, float(level))
+            if key not in cache:
+                cache[key] = runner(data, level, rng=np.random.default_rng(children[i]))
+            alt = cache[key]
+            t_alt = trusted_level(alt)
+            if t_alt <= level:
+                note = (f"{_method(alt)} p-value used at the corrected level (the {_method(result)} p-value is "
+                        f"trusted down to {t:.2g} only)")
+                out.append(TrustedResult(result=alt, replaced=True, trusted_level=t_alt, note=note))
+                continue
+        note = (f"{_method(result)} p-value trusted down to {t:.2g} only: corrected p-values that compare it with a "
+                "smaller threshold are withheld")
+        out.append(TrustedResult(result=result, trusted_level=t, note=note))
+    return out
