@@ -39,6 +39,10 @@ MOVED_ATTRIBUTES = {
         "r_available": "selective.interop.rcompare",
         "why_r_unavailable": "selective.interop.rcompare",
     },
+    "selective.validation.harness": {
+        "validate": "selective.validation.validate",
+        "add_validate_command": "selective.cli",
+    },
 }
 
 

@@ -67,7 +67,8 @@ def thresholdout_gaussian_answers(train_means: np.ndarray, holdout_means: np.nda
     return out
 
 
-def _draw(rng: np.random.Generator, n: int, d: int, n_informative: int, signal: float, dtype) -> tuple[np.ndarray, np.ndarray]:
+def _draw(rng: np.random.Generator, n: int, d: int, n_informative: int, signal: float,
+          dtype) -> tuple[np.ndarray, np.ndarray]:
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0).astype(dtype)
     x = rng.standard_normal((n, d), dtype=dtype)
     if n_informative:
@@ -162,7 +163,19 @@ def holdout_reuse_experiment(*, n: int = 10_000, d: int = 10_000, k_grid: Sequen
 
 def plot_holdout_reuse(frame: pd.DataFrame, *, axes=None):
     """The paper's figure: training, holdout and fresh accuracy against k (mean ± one standard
-    deviation over replications), one panel per method. Needs matplotlib."""
+    deviation over replications), one panel per method. Needs matplotlib.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        As returned by :func:`holdout_reuse_experiment`.
+    axes : sequence of matplotlib Axes, optional
+        At least two: the standard holdout and Thresholdout panels (default: a new figure).
+
+    Returns
+    -------
+    sequence of matplotlib Axes
+    """
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover
@@ -170,8 +183,10 @@ def plot_holdout_reuse(frame: pd.DataFrame, *, axes=None):
     methods = ["standard holdout", "thresholdout"]
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+    elif len(axes) < len(methods):
+        raise ValueError(f"`axes` must hold at least {len(methods)} axes, one per method; got {len(axes)}.")
     summary = frame.groupby(["method", "split", "k"])["accuracy"].agg(["mean", "std"]).reset_index()
-    for ax, method in zip(axes, methods):
+    for ax, method in zip(axes[: len(methods)], methods, strict=True):
         for split, color in (("training", "C0"), ("holdout", "C1"), ("fresh", "C2")):
             s = summary[(summary.method == method) & (summary.split == split)]
             ax.plot(s.k, s["mean"], color=color, label=split if split != "holdout" or method == "standard holdout"

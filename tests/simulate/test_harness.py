@@ -15,9 +15,9 @@ import pytest
 import scipy.stats
 from stats_helpers import assert_rate_near
 
+from selective.cli import add_validate_command
 from selective.validation.harness import (
     PVALUE_COLUMNS,
-    add_validate_command,
     clopper_pearson,
     data_splitting,
     plot_rejection_curves,
@@ -25,9 +25,9 @@ from selective.validation.harness import (
     replication_seed,
     simulate,
     split_rows,
-    validate,
 )
 from selective.validation.scenarios import Preregistered, TopKNoise, get_scenario
+from selective.validation.validate import validate
 
 ALPHA = 0.05
 

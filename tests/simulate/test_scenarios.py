@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from stats_helpers import assert_rate_at_least, assert_rate_at_most
 
-from selective.validation.harness import replication_seed, simulate
+from selective.validation.harness import simulate
+from selective.validation.outcomes import replication_rng, replication_seed
 from selective.validation.scenarios import SCENARIOS, FreedmanScreening, freedman_paradox, get_scenario
 
 ALPHA = 0.05
@@ -118,8 +119,6 @@ def test_freedman_paradox_against_theory():
 def test_freedman_scenario_naive_matches_the_summary():
     """The scenario's naive p-value is the second-pass F p-value of freedman_paradox."""
     sc = FreedmanScreening()
-    from selective.validation.harness import replication_rng
-
     rngs = [replication_rng(11, i) for i in range(40)]
     p = sc.replicate_many(rngs).pvalues["pvalue_naive"][:, 0]
     out = freedman_paradox(40, seed=11)

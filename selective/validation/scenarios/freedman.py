@@ -1,0 +1,186 @@
+"""Freedman's paradox (THEORY.md 6.3): the screening scenario (:class:`FreedmanScreening`)
+and the reference experiment (:func:`freedman_paradox`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..._validation import check_int, check_probability
+from ...accounting.certificates import DescriptionLength
+from ..outcomes import replication_rng
+from .base import Scenario, _two_sided_t
+
+__all__ = ["FreedmanScreening", "FreedmanSummary", "freedman_paradox"]
+
+
+# --------------------------------------------------------------------------------------------
+# 4. Freedman's screening
+# --------------------------------------------------------------------------------------------
+
+
+def _first_pass(x: np.ndarray, y: np.ndarray):
+    """Batched OLS without intercept: x (r, n, p), y (r, n). Returns t, df, rss, tss."""
+    n, p = x.shape[1], x.shape[2]
+    g = np.linalg.inv(np.einsum("rni,rnj->rij", x, x))
+    b = np.einsum("rij,rj->ri", g, np.einsum("rni,rn->ri", x, y))
+    resid = y - np.einsum("rni,ri->rn", x, b)
+    rss = (resid**2).sum(axis=1)
+    s2 = rss / (n - p)
+    t = b / np.sqrt(s2[:, None] * np.einsum("rii->ri", g))
+    return t, n - p, rss, (y**2).sum(axis=1)
+
+
+def _second_pass(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """OLS without intercept on the kept columns: uncentred R², overall F and its p-value, t p-values."""
+    n, k = x.shape
+    g = np.linalg.inv(x.T @ x)
+    b = g @ (x.T @ y)
+    rss = float(((y - x @ b) ** 2).sum())
+    tss = float((y**2).sum())
+    r2 = 1.0 - rss / tss
+    f = (r2 / k) / ((1.0 - r2) / (n - k))
+    t = b / np.sqrt(rss / (n - k) * np.diag(g))
+    return {"r2": r2, "f": f, "pvalue_f": float(stats.f.sf(f, k, n - k)),
+            "pvalues_t": _two_sided_t(t, n - k)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FreedmanScreening(Scenario):
+    """Freedman's paradox (THEORY.md 6.3): screen 50 noise predictors at p < 0.25, refit, F-test.
+
+    Data: ``n_obs`` x (``n_features`` + 1) i.i.d. N(0, 1); the last column is y. First pass:
+    regress y on all predictors (no intercept) and keep those whose two-sided t p-value is below
+    ``keep_below``. Second pass: regress y on the kept predictors (no intercept); the test is the
+    overall F-test of that model. Naive: its p-value. Certificate: the kept set is one of
+    :math:`2^p` subsets, ``DescriptionLength(2**p)``; Bonferroni over the :math:`2^p - 1`
+    possible F-tests. Data splitting: the first pass on the first ``split_fraction`` of the rows
+    (rows are exchangeable), the F-test on the others. Nothing is tested if nothing is kept.
+
+    Truth: global null (y is independent of every predictor), so the overall F hypothesis is
+    true in every replication.
+    """
+
+    name: str = "freedman"
+    n_obs: int = 100
+    n_features: int = 50
+    keep_below: float = 0.25
+    split_fraction: float = 0.7
+    description: ClassVar[str] = "Freedman's paradox: screen predictors at p < 0.25, refit, overall F-test"
+    chunk_size: ClassVar[int] = 200
+
+    def __post_init__(self) -> None:
+        Scenario.__post_init__(self)
+        check_int("n_features", self.n_features, low=1)
+        check_int("n_obs", self.n_obs, low=self.n_features + 2)
+        check_probability("keep_below", self.keep_below, closed="neither")
+        if round(self.split_fraction * self.n_obs) <= self.n_features:
+            raise ValueError(f"`split_fraction` must leave more than n_features = {self.n_features} rows for the "
+                             f"first pass; got {self.split_fraction!r} of {self.n_obs} rows.")
+
+    @property
+    def truth(self) -> str:
+        return f"Global null: y is independent of all {self.n_features} predictors."
+
+    @property
+    def n_rows(self) -> int:
+        return self.n_obs
+
+    @property
+    def n_candidates(self) -> int:
+        return 2**self.n_features - 1
+
+    def certificates(self) -> tuple[Any, ...]:
+        return (DescriptionLength(2**self.n_features),)
+
+    def draw_many(self, rngs) -> tuple[np.ndarray, np.ndarray]:
+        d = np.stack([g.standard_normal((self.n_obs, self.n_features + 1)) for g in rngs])
+        return d[:, :, :-1], d[:, :, -1]
+
+    def replicate_many(self, rngs):
+        x, y = self.draw_many(rngs)
+        r = len(rngs)
+        t, df, _, _ = _first_pass(x, y)
+        kept = _two_sided_t(t, df) < self.keep_below
+        ns = int(round(self.split_fraction * self.n_obs))
+        ts, dfs, _, _ = _first_pass(x[:, :ns], y[:, :ns])
+        kept_s = _two_sided_t(ts, dfs) < self.keep_below
+        p = np.full(r, np.nan)
+        ps = np.full(r, np.nan)
+        for i in range(r):
+            if kept[i].any():
+                p[i] = _second_pass(x[i][:, kept[i]], y[i])["pvalue_f"]
+            k = int(kept_s[i].sum())
+            if 0 < k < self.n_obs - ns:
+                ps[i] = _second_pass(x[i, ns:][:, kept_s[i]], y[i, ns:])["pvalue_f"]
+        return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
+
+
+@dataclass(frozen=True, slots=True)
+class FreedmanSummary:
+    """Means (and Monte-Carlo standard errors) of Freedman's statistics; see :func:`freedman_paradox`."""
+
+    n_reps: int
+    values: dict[str, float]
+    std_errors: dict[str, float]
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"value": self.values, "mc_se": self.std_errors})
+
+
+def freedman_paradox(n_reps: int, *, seed: Any = None, n_obs: int = 100, n_features: int = 50,
+                     keep_below: float = 0.25) -> FreedmanSummary:
+    """Freedman's two-pass experiment (THEORY.md 6.3, no intercept), ``n_reps`` times.
+
+    Returns the statistics of the reference table: first pass ``kept``, ``r2_first``,
+    ``significant_05_first``, ``prob_f_below_05_first``; second pass ``r2``, ``f``,
+    ``median_pvalue_f``, ``prob_f_below_05``, ``significant_05``, ``significant_25``. Standard
+    errors are those of the means (for the median: from the binomial order-statistic interval).
+    Replication i uses ``SeedSequence(seed).spawn(n_reps)[i]``.
+    """
+    n_reps = check_int("n_reps", n_reps, low=2)
+    sc = FreedmanScreening(n_obs=n_obs, n_features=n_features, keep_below=keep_below)
+    acc: dict[str, list] = {k: [] for k in ("kept", "r2_first", "significant_05_first", "f_below_05_first", "r2",
+                                            "f", "pvalue_f", "significant_05", "significant_25")}
+    for start in range(0, n_reps, 500):
+        rngs = [replication_rng(seed, i) for i in range(start, min(n_reps, start + 500))]
+        x, y = sc.draw_many(rngs)
+        t, df, rss, tss = _first_pass(x, y)
+        pv = _two_sided_t(t, df)
+        kept = pv < keep_below
+        r2 = 1.0 - rss / tss
+        f1 = (r2 / n_features) / ((1 - r2) / (n_obs - n_features))
+        acc["kept"].append(kept.sum(axis=1))
+        acc["r2_first"].append(r2)
+        acc["significant_05_first"].append((pv < 0.05).sum(axis=1))
+        acc["f_below_05_first"].append(stats.f.sf(f1, n_features, n_obs - n_features) < 0.05)
+        for i in range(len(rngs)):
+            if not kept[i].any():
+                continue
+            s = _second_pass(x[i][:, kept[i]], y[i])
+            acc["r2"].append([s["r2"]])
+            acc["f"].append([s["f"]])
+            acc["pvalue_f"].append([s["pvalue_f"]])
+            acc["significant_05"].append([(s["pvalues_t"] < 0.05).sum()])
+            acc["significant_25"].append([(s["pvalues_t"] < 0.25).sum()])
+    arr = {k: np.concatenate([np.atleast_1d(np.asarray(v, dtype=float)) for v in vs]) for k, vs in acc.items()}
+    values, ses = {}, {}
+    for k, v in arr.items():
+        if k == "pvalue_f":
+            continue
+        name = "prob_f_below_05_first" if k == "f_below_05_first" else k
+        values[name] = float(v.mean())
+        ses[name] = float(v.std(ddof=1) / math.sqrt(len(v)))
+    pf = arr["pvalue_f"]
+    values["prob_f_below_05"] = float((pf < 0.05).mean())
+    ses["prob_f_below_05"] = float(math.sqrt(values["prob_f_below_05"] * (1 - values["prob_f_below_05"]) / len(pf)))
+    med = float(np.median(pf))
+    lo, hi = np.quantile(pf, [0.5 - 1 / math.sqrt(len(pf)), 0.5 + 1 / math.sqrt(len(pf))])
+    values["median_pvalue_f"] = med
+    ses["median_pvalue_f"] = float((hi - lo) / 2)  # order statistics at 0.5 +- 1/sqrt(n): about one SE each side
+    return FreedmanSummary(n_reps=n_reps, values=values, std_errors=ses)

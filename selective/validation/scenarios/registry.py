@@ -1,0 +1,43 @@
+"""The scenario library: every scenario by name, in a fixed order."""
+
+from __future__ import annotations
+
+from .base import Scenario
+from .dp import DPThenDescriptionLength, SparseVectorThreshold
+from .freedman import FreedmanScreening
+from .holdout import HoldoutReuse
+from .regression import ForwardStepwisePath, LassoFixedLambda
+from .selection import Preregistered, TopKNoise
+
+__all__ = ["SCENARIOS", "scenario_names", "get_scenario"]
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Preregistered(),
+        TopKNoise(),
+        SparseVectorThreshold(),
+        HoldoutReuse(),
+        FreedmanScreening(),
+        LassoFixedLambda(),
+        ForwardStepwisePath(),
+        DPThenDescriptionLength(),
+        TopKNoise(name="topk_signal", effects=(0.45, 0.45, 0.45)),
+    )
+}
+"""The scenario library, by name, in a fixed order: :func:`selective.validation.validate.validate`
+seeds each scenario by its position, so new scenarios go at the end."""
+
+
+def scenario_names() -> tuple[str, ...]:
+    """The names of the library's scenarios, in order."""
+    return tuple(SCENARIOS)
+
+
+def get_scenario(name: str) -> Scenario:
+    """The scenario called ``name``; an unknown name raises ``ValueError`` listing the known ones."""
+    if isinstance(name, Scenario):
+        return name
+    if not isinstance(name, str) or name not in SCENARIOS:
+        raise ValueError(f"`scenario` must be one of {', '.join(SCENARIOS)}; got {name!r}.")
+    return SCENARIOS[name]
