@@ -206,25 +206,34 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .validation.scenarios import SCENARIOS, get_scenario
-    from .validation.validate import plot_validation, validate
+    from .validation.validate import FAILURE_P, VALIDITY_LEVELS, plot_validation, validate, verdicts
 
     names = [args.scenario] if args.scenario else list(SCENARIOS)
     for n in names:
         get_scenario(n)  # unknown names fail before anything runs
     results = validate(names, n_reps=args.reps, alpha=args.alpha, seed=args.seed, n_jobs=args.jobs,
                        progress=not args.quiet)
+    table = verdicts(results)
     for name, res in results.items():
         sc = get_scenario(name)
         print(f"## {name} ({res.n_reps} replications, alpha = {res.alpha:g}, {res.elapsed_seconds:.1f} s)\n")
         print(f"{sc.truth}\n")
         print(res.to_markdown())
         print()
+        mine = table[table.scenario == name]
+        for _, v in mine[mine.verdict != "holds"].iterrows():
+            print(f"- {v.column} ({v.method}): {v.verdict}" + (f": {v.reason}" if v.reason else ""))
+        print()
+    failing = table[table.verdict == "FAILS"]
+    print(f"Validity: {int((table.verdict == 'holds').sum())} valid column(s) hold their level at alpha "
+          f"{' and '.join(f'{a:g}' for a in VALIDITY_LEVELS)} (one-sided exact binomial, p > {FAILURE_P:g}); "
+          f"{len(failing)} fail.")
     if args.plot:
         fig = plot_validation(results)
         fig.savefig(args.plot, dpi=120, bbox_inches="tight")
         if not args.quiet:
             print(f"plot written to {args.plot}", file=sys.stderr)
-    return EXIT_OK
+    return EXIT_OK if failing.empty else EXIT_MISMATCH
 
 
 def _positive_int(text: str) -> int:

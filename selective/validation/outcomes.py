@@ -65,6 +65,8 @@ PVALUE_COLUMNS = (
     "pvalue_best",
     "pvalue_split",
     "pvalue_conditional",
+    "pvalue_min_unmerged",
+    "pvalue_maxinfo_rows",
 )
 MEASURES = ("type_one_error", "fwer", "power", "discovery_rate")
 FRAME_COLUMNS = ("scenario", "column", "measure", "alpha", "n_reps", "n_trials", "n_events", "rate", "mc_se",
@@ -77,6 +79,8 @@ COLUMN_LABELS = {
     "pvalue_best": "best valid",
     "pvalue_split": "data splitting",
     "pvalue_conditional": "exact conditional",
+    "pvalue_min_unmerged": "min of routes, not merged (diagnostic)",
+    "pvalue_maxinfo_rows": "max-information, rows as units (diagnostic)",
 }
 
 

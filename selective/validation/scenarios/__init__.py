@@ -27,6 +27,7 @@ the lower validation modules (:mod:`~selective.validation.outcomes`,
 :mod:`~selective.validation.splitting`), never the harness.
 """
 
+from .adaptive import AdaptiveFamily, NoisyTopKTheorem20, RepeatedMeasures
 from .base import Scenario
 from .dp import DPThenDescriptionLength, SparseVectorThreshold
 from .freedman import FreedmanScreening, FreedmanSummary, freedman_paradox
@@ -36,6 +37,9 @@ from .regression import ForwardStepwisePath, LassoFixedLambda
 from .selection import Preregistered, TopKNoise
 
 __all__ = [
+    "AdaptiveFamily",
+    "RepeatedMeasures",
+    "NoisyTopKTheorem20",
     "Scenario",
     "Preregistered",
     "TopKNoise",

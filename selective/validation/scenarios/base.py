@@ -72,6 +72,10 @@ class Scenario:
     default_reps: ClassVar[int] = 2000
     chunk_size: ClassVar[int] = 250
     naive_is_biased: ClassVar[bool] = True
+    #: columns shown as diagnostics that are not valid in this scenario, with the reason
+    invalid_columns: ClassVar[dict[str, str]] = {}
+    #: columns the package withholds in this scenario (every value NaN), with the reason
+    withheld_columns: ClassVar[dict[str, str]] = {}
 
     def __post_init__(self) -> None:
         check_probability("split_fraction", self.split_fraction, closed="neither")

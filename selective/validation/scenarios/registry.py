@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .adaptive import AdaptiveFamily, NoisyTopKTheorem20, RepeatedMeasures
 from .base import Scenario
 from .dp import DPThenDescriptionLength, SparseVectorThreshold
 from .freedman import FreedmanScreening
@@ -23,6 +24,9 @@ SCENARIOS: dict[str, Scenario] = {
         ForwardStepwisePath(),
         DPThenDescriptionLength(),
         TopKNoise(name="topk_signal", effects=(0.45, 0.45, 0.45)),
+        AdaptiveFamily(),
+        RepeatedMeasures(),
+        NoisyTopKTheorem20(),
     )
 }
 """The scenario library, by name, in a fixed order: :func:`selective.validation.validate.validate`

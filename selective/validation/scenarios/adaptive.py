@@ -1,0 +1,284 @@
+"""Scenarios for the validity issue's classes of failure: adaptive steps, dependent rows and a
+DP selection where Theorem 20 binds.
+
+- :class:`AdaptiveFamily`: whether the second step runs on a family of 500 or on one
+  singleton depends on the first step's output (THEORY.md 3.2a). The union route and
+  Bonferroni each hold; their plain minimum does not (a diagnostic column); the package's
+  best column, which merges them, does.
+- :class:`RepeatedMeasures`: rows nested in subjects (THEORY.md 0.4). Counting rows as the
+  independent records makes the DP bound far too small (a diagnostic column); counting
+  subjects, with group privacy for the DP step, holds.
+- :class:`NoisyTopKTheorem20`: report noisy max at epsilon * sqrt(n) = 1, where the product
+  bound of Theorem 20 is what the max-information column uses.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import stats
+
+from ..._validation import check_int, check_positive
+from ...accounting.certificates import DescriptionLength, PureDP
+from ...accounting.ledger import Ledger
+from ...corrections import correct
+from .base import _STANDARD, Scenario, _corrected
+
+__all__ = ["AdaptiveFamily", "RepeatedMeasures", "NoisyTopKTheorem20"]
+
+_ALPHA_RULE = 0.05  # the level in the analyst's own selection rule of AdaptiveFamily
+
+
+def _two_sided_z(z: np.ndarray) -> np.ndarray:
+    return 2.0 * stats.norm.sf(np.abs(z))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AdaptiveFamily(Scenario):
+    r"""A second step whose count depends on the first step's output (THEORY.md 3.2a).
+
+    ``n_single`` + ``n_family`` null z-statistics (exact normal p-values). Step 1 looks at the
+    singletons: if the smallest of their p-values is at most :math:`\alpha/(s+1)` it picks that
+    singleton, otherwise "the family" (``DescriptionLength(n_single + 1)``). Step 2 takes the
+    top-1 inside the choice (``DescriptionLength(1)`` or ``DescriptionLength(n_family)``). The
+    chosen hypothesis is tested on the same data. The steps were not declared in advance, so the
+    package corrects them as adaptive: the union route with the realized counts, Bonferroni over
+    the ``n_single + n_family`` declared hypotheses, and their merge (``pvalue_best``).
+    ``pvalue_min_unmerged`` is their plain minimum, shown to prove that the merge is needed.
+
+    Truth: global null.
+    """
+
+    name: str = "adaptive_family"
+    n_single: int = 10
+    n_family: int = 500
+    description: ClassVar[str] = "adaptive steps: the second step's count depends on the first output"
+    invalid_columns: ClassVar[dict[str, str]] = {
+        "pvalue_min_unmerged": "plain minimum of routes whose thresholds depend on the path (THEORY.md 3.2a)"}
+    withheld_columns: ClassVar[dict[str, str]] = {
+        "pvalue_mutual_info": "adaptive steps: the chain rule needs expected, not realized, counts"}
+
+    def __post_init__(self) -> None:
+        Scenario.__post_init__(self)
+        check_int("n_single", self.n_single, low=1)
+        check_int("n_family", self.n_family, low=2)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _STANDARD + ("pvalue_min_unmerged",)
+
+    @property
+    def truth(self) -> str:
+        return f"Global null: all {self.n_single + self.n_family} hypotheses are true."
+
+    @property
+    def n_rows(self) -> int:
+        return 100
+
+    @property
+    def n_candidates(self) -> int:
+        return self.n_single + self.n_family
+
+    def certificates(self) -> tuple[Any, ...]:
+        return (DescriptionLength(self.n_single + 1), DescriptionLength(self.n_family))  # the larger path
+
+    def _choose(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(p-value of the chosen hypothesis, whether step 1 chose a singleton) per row of z."""
+        p = _two_sided_z(z)
+        single = p[:, : self.n_single].min(axis=1)
+        family = p[:, self.n_single:].min(axis=1)
+        took_single = single <= _ALPHA_RULE / (self.n_single + 1)
+        return np.where(took_single, single, family), took_single
+
+    def _package_columns(self, p: np.ndarray, took_single: np.ndarray) -> dict[str, np.ndarray]:
+        """The package's adaptive corrections, path by path (two paths: two ledgers)."""
+        out = {k: np.full(p.shape, np.nan) for k in ("pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni",
+                                                     "pvalue_best", "pvalue_min_unmerged")}
+        for mask, second in ((took_single, 1), (~took_single, self.n_family)):
+            if not mask.any():
+                continue
+            led = Ledger(self.n_rows)
+            led.record(DescriptionLength(self.n_single + 1))
+            led.record(DescriptionLength(second))
+            c = correct(p[mask], led.totals(), alpha=_ALPHA_RULE, n_candidates=self.n_candidates, adaptive=True)
+            for k in ("pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best"):
+                out[k][mask] = getattr(c, k)
+            out["pvalue_min_unmerged"][mask] = np.fmin(c.pvalue_maxinfo, c.pvalue_bonferroni)
+        return out
+
+    def replicate_many(self, rngs):
+        from ..outcomes import Outcomes
+
+        m = self.n_single + self.n_family
+        z1 = np.stack([g.standard_normal(m) for g in rngs])
+        z2 = np.stack([g.standard_normal(m) for g in rngs])
+        p, took = self._choose((z1 + z2) / math.sqrt(2.0))
+        cols = {"pvalue_naive": p, **self._package_columns(p, took)}
+        # data splitting: the same rule on the first half, the test on the second half
+        _, took_s = self._choose(z1)
+        p1 = _two_sided_z(z1)
+        j_single = p1[:, : self.n_single].argmin(axis=1)
+        j_family = self.n_single + p1[:, self.n_single:].argmin(axis=1)
+        j = np.where(took_s, j_single, j_family)
+        cols["pvalue_split"] = _two_sided_z(z2[np.arange(len(rngs)), j])
+        r = len(rngs)
+        return Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in self.columns}, np.ones((r, 1), dtype=bool))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RepeatedMeasures(Scenario):
+    r"""Rows nested in subjects: noisy top-1 at epsilon = 1/sqrt(rows), then a subject-level test.
+
+    ``n_subjects`` (20) subjects with ``rows_per_subject`` (500) rows each and ``n_features`` null features
+    :math:`x_{srj} = u_{sj} + e_{srj}` (subject effects :math:`u \sim N(0, \tau^2)`, row noise
+    N(0, 1)). Step 1: report noisy max (Gumbel noise, the exponential mechanism) of the
+    |mean| of the rows clipped to [-c, c], replace-one-row sensitivity :math:`2c/N_{rows}`, at
+    :math:`\varepsilon = 1/\sqrt{N_{rows}}`: ``PureDP(epsilon)`` in rows. The chosen feature is
+    tested by a one-sample t-test on its subject means (exact: the subjects are independent).
+    The package is told the unit (``Analysis(units="subject")``): n = subjects and the step
+    pays for group privacy, ``PureDP(rows_per_subject * epsilon)``. ``pvalue_maxinfo_rows``
+    counts the rows as independent records instead: a diagnostic, not valid.
+
+    Truth: global null (every feature has mean 0).
+    """
+
+    name: str = "repeated_measures"
+    n_subjects: int = 20
+    rows_per_subject: int = 500
+    n_features: int = 50
+    tau: float = 1.0
+    clip: float = 1.0
+    description: ClassVar[str] = "rows nested in subjects: DP selection on rows, subject-level test"
+    chunk_size: ClassVar[int] = 50
+    invalid_columns: ClassVar[dict[str, str]] = {
+        "pvalue_maxinfo_rows": "rows counted as independent records (THEORY.md 0.4)"}
+
+    def __post_init__(self) -> None:
+        Scenario.__post_init__(self)
+        check_int("n_subjects", self.n_subjects, low=4)
+        check_int("rows_per_subject", self.rows_per_subject, low=1)
+        check_int("n_features", self.n_features, low=2)
+        check_positive("tau", self.tau)
+        check_positive("clip", self.clip)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _STANDARD + ("pvalue_maxinfo_rows",)
+
+    @property
+    def truth(self) -> str:
+        return f"Global null: all {self.n_features} features have mean 0 ({self.n_subjects} independent subjects)."
+
+    @property
+    def n_rows(self) -> int:
+        return self.n_subjects  # the independent units
+
+    @property
+    def n_candidates(self) -> int:
+        return self.n_features
+
+    @property
+    def epsilon(self) -> float:
+        return 1.0 / math.sqrt(self.n_subjects * self.rows_per_subject)
+
+    def certificates(self) -> tuple[Any, ...]:
+        return (PureDP(self.epsilon * self.rows_per_subject),)  # group privacy over one subject
+
+    def _select(self, x: np.ndarray, g: np.random.Generator) -> int:
+        """Report noisy max of |mean of clipped rows| over x (subjects, rows, features)."""
+        n = x.shape[0] * x.shape[1]
+        score = np.abs(np.clip(x, -self.clip, self.clip).mean(axis=(0, 1)))
+        scale = 2.0 * (2.0 * self.clip / n) / self.epsilon
+        return int(np.argmax(score + g.gumbel(scale=scale, size=score.shape)))
+
+    @staticmethod
+    def _t_pvalue(subject_means: np.ndarray) -> float:
+        k = len(subject_means)
+        t = subject_means.mean() / (subject_means.std(ddof=1) / math.sqrt(k))
+        return float(2.0 * stats.t.sf(abs(t), k - 1))
+
+    def replicate_many(self, rngs):
+        from ..outcomes import Outcomes
+
+        r = len(rngs)
+        p, ps = np.full(r, np.nan), np.full(r, np.nan)
+        half = self.n_subjects // 2
+        for i, g in enumerate(rngs):
+            u = self.tau * g.standard_normal((self.n_subjects, 1, self.n_features))
+            x = u + g.standard_normal((self.n_subjects, self.rows_per_subject, self.n_features))
+            j = self._select(x, g)
+            p[i] = self._t_pvalue(x[:, :, j].mean(axis=1))
+            js = self._select(x[:half], g)
+            ps[i] = self._t_pvalue(x[half:, :, js].mean(axis=1))
+        cols = {"pvalue_naive": p, "pvalue_split": ps,
+                **_corrected(p, self.certificates(), self.n_rows, self.n_candidates)}
+        cols["pvalue_maxinfo_rows"] = _corrected(p, (PureDP(self.epsilon),), self.n_subjects * self.rows_per_subject,
+                                                 self.n_candidates)["pvalue_maxinfo"]
+        return Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in self.columns}, np.ones((r, 1), dtype=bool))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoisyTopKTheorem20(Scenario):
+    r"""Report noisy max where Theorem 20 binds: :math:`\varepsilon\sqrt n` = ``eps_sqrt_n``.
+
+    ``n_obs`` rows of ``n_features`` independent N(0, 1) null features. Step 1: report noisy max
+    (Gumbel noise) of |mean of rows clipped to [-c, c]| (sensitivity :math:`2c/n`) at
+    :math:`\varepsilon = ` ``eps_sqrt_n`` :math:`/\sqrt n`, ``PureDP(epsilon)``. The chosen
+    feature's mean is z-tested (known variance: exact). The max-information column uses the
+    product bound of Theorem 20 for this first DP block.
+
+    Truth: global null.
+    """
+
+    name: str = "noisy_topk_thm20"
+    n_obs: int = 400
+    n_features: int = 100
+    eps_sqrt_n: float = 1.0
+    clip: float = 3.0
+    description: ClassVar[str] = "report noisy max at epsilon * sqrt(n) = 1 (Theorem 20 binds)"
+
+    def __post_init__(self) -> None:
+        Scenario.__post_init__(self)
+        check_int("n_obs", self.n_obs, low=4)
+        check_int("n_features", self.n_features, low=2)
+        check_positive("eps_sqrt_n", self.eps_sqrt_n)
+        check_positive("clip", self.clip)
+
+    @property
+    def truth(self) -> str:
+        return f"Global null: all {self.n_features} features have mean 0."
+
+    @property
+    def n_rows(self) -> int:
+        return self.n_obs
+
+    @property
+    def n_candidates(self) -> int:
+        return self.n_features
+
+    @property
+    def epsilon(self) -> float:
+        return self.eps_sqrt_n / math.sqrt(self.n_obs)
+
+    def certificates(self) -> tuple[Any, ...]:
+        return (PureDP(self.epsilon),)
+
+    def _select(self, x: np.ndarray, g: np.random.Generator, eps: float) -> int:
+        score = np.abs(np.clip(x, -self.clip, self.clip).mean(axis=0))
+        scale = 2.0 * (2.0 * self.clip / x.shape[0]) / eps
+        return int(np.argmax(score + g.gumbel(scale=scale, size=score.shape)))
+
+    def replicate_many(self, rngs):
+        r = len(rngs)
+        p, ps = np.full(r, np.nan), np.full(r, np.nan)
+        k = int(round(self.split_fraction * self.n_obs))
+        for i, g in enumerate(rngs):
+            x = g.standard_normal((self.n_obs, self.n_features))
+            j = self._select(x, g, self.epsilon)
+            p[i] = float(_two_sided_z(x[:, j].mean() * math.sqrt(self.n_obs)))
+            js = self._select(x[:k], g, self.epsilon)
+            ps[i] = float(_two_sided_z(x[k:, js].mean() * math.sqrt(self.n_obs - k)))
+        return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
