@@ -60,7 +60,8 @@ def test_the_harness_never_loads_the_scenarios():
 def test_the_library_keeps_its_order():
     """validate() seeds scenario i by its position i: new scenarios go at the end."""
     assert list(SCENARIOS) == ["preregistered", "topk_noise", "sparse_vector_threshold", "holdout_reuse", "freedman",
-                               "lasso_support", "forward_stepwise", "dp_then_dl", "topk_signal"]
+                               "lasso_support", "forward_stepwise", "dp_then_dl", "topk_signal",
+                               "adaptive_family", "repeated_measures", "noisy_topk_thm20"]
     assert scenario_names() == tuple(SCENARIOS)
     assert all(get_scenario(name) is sc for name, sc in SCENARIOS.items())
 

@@ -32,6 +32,9 @@ REDUCED = {
     "forward_stepwise": (600, 0.50),         # pilot 0.77
     "dp_then_dl": (1500, 0.25),              # pilot 0.39
     "topk_signal": (3000, None),             # mixed truth: the selected null is rarely tested
+    "adaptive_family": (4000, 0.95),         # pilot 1.00
+    "repeated_measures": (400, 0.45),        # pilot 0.57
+    "noisy_topk_thm20": (1500, None),        # selection barely informative at epsilon sqrt(n) = 1
 }
 
 
@@ -55,9 +58,11 @@ def test_scenario_valid_columns_hold_alpha_and_naive_does_not(name):
     res = simulate(sc, n_reps=n_reps, seed=replication_seed(20_261_130, list(SCENARIOS).index(name)),
                    progress=False)
     for col in res.columns:
+        if col in sc.withheld_columns:
+            continue
         row = res.rate(col)
         assert row.n_trials == n_reps and row.ci_method == "clopper-pearson"
-        if col != "pvalue_naive":
+        if col != "pvalue_naive" and col not in sc.invalid_columns:
             assert_rate_at_most(row.n_events, row.n_trials, ALPHA)
     if naive_at_least is not None:
         row = res.rate("pvalue_naive")
