@@ -384,11 +384,12 @@ def exact_maxinfo_randomized_response(epsilon: float, n_rows: int, beta: float) 
     product of marginals, with density ratio :math:`r(K) = (2p)^K(2(1-p))^{n-K}`;
     :math:`I^\beta_\infty = \min\{k: \sum_K (P_{joint}(K) - 2^k P_{prod}(K))_+ \le \beta\}`
     (THEORY.md 1.1 and 1.9, hockey-stick form of DFHPRR's definition). Solved by bisection;
-    the value may be negative for large β.
+    the value may be negative for large β. At β = 0 it is the pure max-information
+    :math:`n\log_2(2p)`, the largest log-ratio.
     """
     eps = check_positive("epsilon", epsilon)
     n = check_int("n_rows", n_rows, low=1)
-    b = check_probability("beta", beta, closed="neither")
+    b = check_probability("beta", beta, closed="left")
     p = math.exp(eps) / (1.0 + math.exp(eps))
     K = np.arange(n + 1)
     log_joint = stats.binom.logpmf(K, n, p)
@@ -401,6 +402,8 @@ def exact_maxinfo_randomized_response(epsilon: float, n_rows: int, beta: float) 
         return math.fsum(terms)
 
     lo, hi = math.log2(1.0 - b), float(log2_ratio.max())
+    if b == 0.0:
+        return hi  # n log2(2p): every K with r(K) > 2^k contributes a positive term below it
     if hockey(lo) <= b:
         return lo
     for _ in range(200):

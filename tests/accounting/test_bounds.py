@@ -181,3 +181,19 @@ class TestMutualInformationBounds:
             mi_pure_dp_product(0.1, 10, form="bits")
         with pytest.raises(ValueError, match="`rho`"):
             mi_zcdp_product(-1.0, 10)
+
+
+def test_exact_randomized_response_at_beta_zero_is_the_pure_max_information():
+    """THEORY.md 1.9: I_inf = n log2(2p); beta = 0 is defined, not refused, and the beta > 0
+    values approach it from below."""
+    import math
+
+    from selective.accounting.bounds import exact_maxinfo_randomized_response
+
+    eps, n = 0.3, 50
+    p = math.exp(eps) / (1 + math.exp(eps))
+    assert exact_maxinfo_randomized_response(eps, n, 0.0) == pytest.approx(n * math.log2(2 * p), rel=1e-15)
+    near = exact_maxinfo_randomized_response(eps, n, 1e-12)
+    assert near <= n * math.log2(2 * p) + 1e-12
+    with pytest.raises(ValueError, match="beta"):
+        exact_maxinfo_randomized_response(eps, n, -0.1)
