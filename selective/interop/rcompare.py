@@ -51,7 +51,7 @@ SETUP_HINT = (
 def why_r_unavailable() -> str | None:
     """``None`` when R + rpy2 + selectiveInference + glmnet are usable, else what is missing
     followed by how to install every piece (R, rpy2 and the R packages)."""
-    reason = rbridge.why_r_unavailable(R_PACKAGES)
+    reason = rbridge.why_r_unavailable() or rbridge.why_r_unavailable(R_PACKAGES)
     return None if reason is None else f"{reason} {SETUP_HINT}"
 
 

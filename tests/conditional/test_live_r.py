@@ -42,8 +42,8 @@ from selective.conditional import solve_lasso
 from selective.interop.rcompare import compare_with_r, why_r_unavailable
 
 REASON = why_r_unavailable()
-pytestmark = [pytest.mark.needs_r,
-              pytest.mark.skipif(REASON is not None, reason=f"live comparison with R skipped: {REASON}")]
+live = [pytest.mark.needs_r,
+        pytest.mark.skipif(REASON is not None, reason=f"live comparison with R skipped: {REASON}")]
 
 LIN_RTOL = 1e-8
 LIN_ATOL_SD = 1e-9
@@ -481,7 +481,7 @@ def test_enough_live_cases_of_every_function():
     assert {c.kwargs.get("type") for c in CASES if c.kwargs.get("family") != "binomial"} >= {"partial", "full"}
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=live) for c in CASES])
 def test_live_case_agrees_with_r(case):
     frame = _run(case)
     assert len(frame) >= 1, "the case selects nothing: nothing compared"
