@@ -32,6 +32,7 @@ p-values are exactly ``q`` times the package's and check the package against the
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 
@@ -206,11 +207,13 @@ def _run(case: Case):
 # ---------------------------------------------------------------- high precision (mpmath)
 
 
-def _mp():
+@contextlib.contextmanager
+def _high_precision():
+    """mpmath at DPS significant digits, restored afterwards."""
     import mpmath
 
-    mpmath.mp.dps = DPS
-    return mpmath
+    with mpmath.workdps(DPS):
+        yield mpmath
 
 
 def _mass(mp, lo, hi):
@@ -255,77 +258,77 @@ def _hp_root(mp, f):
 def hp_truncnorm(estimate, sign, sd, vlo, vup, alpha):
     """High-precision p-value P(T >= t | vlo <= T <= vup) (T = sign * estimate ~ N(0, sd^2)) and
     the equal-tailed (1 - alpha) interval for the estimate's mean, ends beyond 100 sd infinite."""
-    mp = _mp()
-    z, a, b = (mp.mpf(sign * estimate) / sd, mp.mpf(vlo) / sd, mp.mpf(vup) / sd)
-    a = mp.mpf("-inf") if math.isinf(vlo) else a
-    b = mp.mpf("inf") if math.isinf(vup) else b
-    pv = float(_tn_sf(mp, z, a, b, 0))
-    half = mp.mpf(alpha) / 2
-    low = _hp_root(mp, lambda m: _tn_sf(mp, z, a, b, m) - half)        # sf increases in m
-    high = _hp_root(mp, lambda m: _tn_sf(mp, z, a, b, m) - (1 - half))  # cdf = alpha/2
-    low, high = low * sd, high * sd
-    if sign < 0:
-        low, high = -high, -low
-    return pv, (low, high)
+    with _high_precision() as mp:
+        z, a, b = (mp.mpf(sign * estimate) / sd, mp.mpf(vlo) / sd, mp.mpf(vup) / sd)
+        a = mp.mpf("-inf") if math.isinf(vlo) else a
+        b = mp.mpf("inf") if math.isinf(vup) else b
+        pv = float(_tn_sf(mp, z, a, b, 0))
+        half = mp.mpf(alpha) / 2
+        low = _hp_root(mp, lambda m: _tn_sf(mp, z, a, b, m) - half)        # sf increases in m
+        high = _hp_root(mp, lambda m: _tn_sf(mp, z, a, b, m) - (1 - half))  # cdf = alpha/2
+        low, high = low * sd, high * sd
+        if sign < 0:
+            low, high = -high, -low
+        return pv, (low, high)
 
 
 def hp_many_means(y, threshold, sigma, alpha):
     """High-precision p-value, conditional MLE and interval of one selected mean (|Y| >= c)."""
-    mp = _mp()
-    z, c = mp.mpf(y) / sigma, mp.mpf(threshold) / sigma
+    with _high_precision() as mp:
+        z, c = mp.mpf(y) / sigma, mp.mpf(threshold) / sigma
 
-    def denom(m):
-        return _mass(mp, c - m, mp.inf) + _mass(mp, -mp.inf, -c - m)
+        def denom(m):
+            return _mass(mp, c - m, mp.inf) + _mass(mp, -mp.inf, -c - m)
 
-    def sf(m):  # P_m(Y >= z | |Y| >= c)
-        if z >= c:
-            return _mass(mp, z - m, mp.inf) / denom(m)
-        return (_mass(mp, c - m, mp.inf) + _mass(mp, z - m, -c - m)) / denom(m)
+        def sf(m):  # P_m(Y >= z | |Y| >= c)
+            if z >= c:
+                return _mass(mp, z - m, mp.inf) / denom(m)
+            return (_mass(mp, c - m, mp.inf) + _mass(mp, z - m, -c - m)) / denom(m)
 
-    def mean(m):
-        return m + (mp.npdf(c - m) - mp.npdf(-c - m)) / denom(m)
+        def mean(m):
+            return m + (mp.npdf(c - m) - mp.npdf(-c - m)) / denom(m)
 
-    pv = float(_mass(mp, abs(z), mp.inf) / _mass(mp, c, mp.inf))
-    span = mp.mpf(10_000)
-    mu = _bisect(lambda m: mean(m) - z, -span, span, iters=120)
-    low = _bisect(lambda m: sf(m) - mp.mpf(alpha) / 2, -span, span, iters=120)
-    high = _bisect(lambda m: sf(m) - (1 - mp.mpf(alpha) / 2), -span, span, iters=120)
-    return pv, float(mu) * sigma, (float(low) * sigma, float(high) * sigma)
+        pv = float(_mass(mp, abs(z), mp.inf) / _mass(mp, c, mp.inf))
+        span = mp.mpf(10_000)
+        mu = _bisect(lambda m: mean(m) - z, -span, span, iters=120)
+        low = _bisect(lambda m: sf(m) - mp.mpf(alpha) / 2, -span, span, iters=120)
+        high = _bisect(lambda m: sf(m) - (1 - mp.mpf(alpha) / 2), -span, span, iters=120)
+        return pv, float(mu) * sigma, (float(low) * sigma, float(high) * sigma)
 
 
 def hp_many_means_r_estimate(y, threshold, sigma):
     """The root of selectiveInference 1.2.5's estimating equation for manyMeans: its tn.mean is
     mu + (dnorm(c, mu, sigma) - dnorm(-c, mu, sigma)) / P_mu(|Y| >= c), the truncated mean
     with its correction divided by sigma^2 (right only for sigma = 1)."""
-    mp = _mp()
-    z, c, s = mp.mpf(y), mp.mpf(threshold), mp.mpf(sigma)
+    with _high_precision() as mp:
+        z, c, s = mp.mpf(y), mp.mpf(threshold), mp.mpf(sigma)
 
-    def r_mean(m):
-        d = _mass(mp, (c - m) / s, mp.inf) + _mass(mp, -mp.inf, (-c - m) / s)
-        return m + (mp.npdf(c, m, s) - mp.npdf(-c, m, s)) / d
+        def r_mean(m):
+            d = _mass(mp, (c - m) / s, mp.inf) + _mass(mp, -mp.inf, (-c - m) / s)
+            return m + (mp.npdf(c, m, s) - mp.npdf(-c, m, s)) / d
 
-    span = 10_000 * s
-    return float(_bisect(lambda m: r_mean(m) - z, -span, span, iters=120))
+        span = 10_000 * s
+        return float(_bisect(lambda m: r_mean(m) - z, -span, span, iters=120))
 
 
 def hp_truncated_tail(statistic, region, df1, df2=None):
     """P(S >= s | S in region), S = chi_df1 (df2 None) or F(df1, df2), in high precision."""
-    mp = _mp()
+    with _high_precision() as mp:
 
-    def sf(x):
-        x = mp.mpf(x)
-        if mp.isinf(x):
-            return mp.mpf(0)
-        if df2 is None:  # P(chi_d >= x) = Q(d/2, x^2/2)
-            return mp.gammainc(mp.mpf(df1) / 2, x * x / 2, mp.inf, regularized=True)
-        return mp.betainc(mp.mpf(df2) / 2, mp.mpf(df1) / 2, 0, df2 / (df2 + df1 * x), regularized=True)
+        def sf(x):
+            x = mp.mpf(x)
+            if mp.isinf(x):
+                return mp.mpf(0)
+            if df2 is None:  # P(chi_d >= x) = Q(d/2, x^2/2)
+                return mp.gammainc(mp.mpf(df1) / 2, x * x / 2, mp.inf, regularized=True)
+            return mp.betainc(mp.mpf(df2) / 2, mp.mpf(df1) / 2, 0, df2 / (df2 + df1 * x), regularized=True)
 
-    num = den = mp.mpf(0)
-    for lo, hi in np.asarray(region, dtype=float).reshape(-1, 2):
-        den += sf(lo) - sf(hi)
-        if hi > statistic:
-            num += sf(max(lo, statistic)) - sf(hi)
-    return float(num / den)
+        num = den = mp.mpf(0)
+        for lo, hi in np.asarray(region, dtype=float).reshape(-1, 2):
+            den += sf(lo) - sf(hi)
+            if hi > statistic:
+                num += sf(max(lo, statistic)) - sf(hi)
+        return float(num / den)
 
 
 # ---------------------------------------------------------------- checks
