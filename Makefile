@@ -22,6 +22,15 @@ install: $(VENV)/.installed
 demo: install
 	$(BIN)/selective demo
 
+# R packages that Debian lacks (selectiveInference) go into a library of the project's own,
+# .r-lib (.ci/run makes it from the R source packages); when it exists R is pointed at it.
+R_LIB := $(CURDIR)/.r-lib
+ifneq ($(wildcard $(R_LIB)),)
+ifeq ($(findstring $(R_LIB),$(R_LIBS)),)
+export R_LIBS := $(R_LIB)$(if $(R_LIBS),:$(R_LIBS))
+endif
+endif
+
 # The R extra (rpy2) is installed only where R itself is (R tests skip with a reason elsewhere).
 install-test: install
 	$(PIP) install --quiet -e '.[test]'

@@ -61,7 +61,18 @@ def test_r_column(diabetes):
     c = compare_selection(diabetes, "y", method="lasso", lam=190.0, with_r="auto")
     if reason is None:
         assert c.r_status == "compared"
-        np.testing.assert_allclose(c.frame.pvalue_r, c.frame.pvalue_conditional, rtol=1e-5)
+        # R evaluates (Phi(b) - Phi(z)) / (Phi(b) - Phi(a)) in double precision: accurate to 1e-10
+        # relative while the truncation mass and the tail mass both exceed 1e-6, inaccurate
+        # (down to 0) beyond; those entries are arbitrated in tests/conditional/test_live_r.py.
+        from scipy.stats import norm
+
+        res = c.conditional
+        a, b = res.vlo / res.sd, res.vup / res.sd
+        mass = norm.sf(a) - norm.sf(b)
+        accurate = (mass > 1e-6) & (c.frame.pvalue_conditional.to_numpy() / 2 * mass > 1e-6)
+        assert accurate.any()
+        np.testing.assert_allclose(c.frame.pvalue_r[accurate], c.frame.pvalue_conditional[accurate], rtol=1e-6)
+        assert np.all(c.frame.pvalue_r[~accurate] < 1e-10)
     else:
         assert c.frame.pvalue_r.isna().all() and "R not available" in c.r_status
         from selective.interop.rbridge import RNotAvailableError

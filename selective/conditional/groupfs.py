@@ -285,7 +285,8 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
     Loftus and Taylor (2015), Theorems 3.1 (TC) and 3.2 (TF); the region is computed from the
     quadratic constraints of the path along the one-parameter family described in the module
     docstring (exact quadratic roots for TC; bracketed roots of trigonometric polynomials for
-    TF). Tail probabilities use ``scipy.stats.chi2.logsf`` / ``f.logsf`` so that small
+    TF). Tail probabilities are logarithms of upper tails (``scipy.stats.chi2.logsf`` /
+    ``f.logsf``, and continued fractions / series where those underflow) so that small
     p-values keep their relative accuracy.
     """
     if not isinstance(path, GroupStepwisePath):
@@ -324,15 +325,9 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
                 # (z + s t u)'M(z + s t u) - c = s^2 t^2 B_uu + 2 s t B_uz + B_zz - c
                 coefs.append((sigma ** 2 * B[0, 0], 2 * sigma * B[0, 1], B[1, 1] - c))
             coefs = np.array(coefs) if coefs else np.zeros((0, 3))
-
-            def g(t, C=coefs):
-                return C[:, [0]] * t[None, :] ** 2 + C[:, [1]] * t[None, :] + C[:, [2]]
-
-            hi = max(4 * T, T + 40.0)
-            region = _region(g, 0.0, hi) if coefs.size else [(0.0, hi)]
-            region = [(a, (math.inf if b >= hi - 1e-12 else b)) for a, b in region]
+            region = _quadratic_region(coefs) if coefs.size else [(0.0, math.inf)]
             stat[i] = T
-            pv[i] = _truncated_pvalue(T, region, lambda x: stats.chi2.logsf(x * x, d))
+            pv[i] = _truncated_pvalue(T, region, lambda x, d=d: _chi2_logsf(x * x, d))
         else:
             w = y - ph  # contains P_other y and the residual
             resid = y - QF @ (QF.T @ y)
@@ -363,7 +358,7 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
             region = [(to_f(a), to_f(b)) for a, b in region_th]
             F = (a_norm ** 2 / d) / (b_norm ** 2 / df2)
             stat[i] = F
-            pv[i] = _truncated_pvalue(F, region, lambda x: stats.f.logsf(x, d, df2))
+            pv[i] = _truncated_pvalue(F, region, lambda x, d=d: _f_logsf(x, d, df2))
         supports.append(_ro(np.array(region, dtype=float).reshape(-1, 2)))
     return GroupInferenceResult(
         groups=tuple(labels), df=_ro(dfs, int), statistic=_ro(stat),
@@ -372,6 +367,83 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
         df2=float(df2) if sigma is None else math.nan,
         method="Loftus & Taylor (2015), grouped forward stepwise, "
                + ("truncated chi" if sigma is not None else "truncated F"))
+
+
+def _quadratic_region(coefs) -> list:
+    """{t >= 0 : a t^2 + b t + c >= 0 for every row (a, b, c) of ``coefs``}, from exact roots.
+
+    The real roots split [0, inf) into pieces on which no constraint changes sign; a piece is
+    kept when every constraint holds at an inner point. The region may be bounded above.
+    """
+    cuts = {0.0}
+    for qa, qb, qc in coefs:
+        scale = max(abs(qa), abs(qb), abs(qc))
+        if scale == 0:
+            continue
+        if abs(qa) <= 1e-15 * scale:
+            if qb != 0:
+                cuts.add(-qc / qb)
+            continue
+        disc = qb * qb - 4 * qa * qc
+        if disc < 0:
+            continue
+        q = -0.5 * (qb + math.copysign(math.sqrt(disc), qb))  # stable quadratic formula
+        cuts.update((q / qa, qc / q) if q != 0 else (0.0,))
+    ends = sorted(t for t in cuts if t >= 0 and math.isfinite(t)) + [math.inf]
+    out: list = []
+    for lo, hi in zip(ends[:-1], ends[1:], strict=True):
+        t = lo + max(1.0, lo) if math.isinf(hi) else 0.5 * (lo + hi)
+        if np.all(coefs[:, 0] * t * t + coefs[:, 1] * t + coefs[:, 2] >= 0):
+            if out and out[-1][1] == lo:
+                out[-1] = (out[-1][0], hi)
+            else:
+                out.append((lo, hi))
+    return out
+
+
+def _chi2_logsf(x2: float, d: int) -> float:
+    """log P(chi2_d >= x2); where scipy's value underflows, log Q(d/2, x2/2) from the continued
+    fraction of the upper incomplete gamma function (Legendre's fraction, evaluated by the
+    modified Lentz method; Press et al., Numerical Recipes, 3rd ed., Section 6.2)."""
+    v = float(stats.chi2.logsf(x2, d))
+    if v > -700.0 or not math.isfinite(x2):
+        return v
+    a, x = 0.5 * d, 0.5 * x2
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c, dd = 1.0 / tiny, 1.0 / b
+    h = dd
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2.0
+        dd = an * dd + b
+        dd = tiny if abs(dd) < tiny else dd
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        dd = 1.0 / dd
+        h *= dd * c
+        if abs(dd * c - 1.0) < 1e-16:
+            break
+    return -x + a * math.log(x) - math.lgamma(a) + math.log(h)
+
+
+def _f_logsf(x: float, d1: int, d2: float) -> float:
+    """log P(F_{d1,d2} >= x) = log I_w(d2/2, d1/2), w = d2/(d2 + d1 x); where scipy's value
+    underflows, from I_w(a, b) = w^a (1-w)^b / (a B(a, b)) 2F1(a + b, 1; a + 1; w)
+    (Abramowitz and Stegun 26.5.23 with 15.1.1)."""
+    v = float(stats.f.logsf(x, d1, d2))
+    if v > -700.0 or not math.isfinite(x):
+        return v
+    a, b = 0.5 * d2, 0.5 * d1
+    w = d2 / (d2 + d1 * x)
+    term = total = 1.0
+    for n in range(100_000):
+        term *= (a + b + n) / (a + 1.0 + n) * w
+        total += term
+        if term < 1e-17 * total:
+            break
+    return (a * math.log(w) + b * math.log1p(-w) - math.log(a) - float(special.betaln(a, b))
+            + math.log(total))
 
 
 def _truncated_pvalue(t, region, logsf) -> float:

@@ -95,6 +95,13 @@ def many_means(y, *, alpha: float = 0.1, bh_q: float | None = None, k: int | Non
     Reid, Taylor and Tibshirani (2017), Sections 2-4. Roots are found by Brent's method to
     1e-12 on log-tail formulas, so estimates far above the threshold stay accurate. R's
     ``manyMeans`` uses ``uniroot``'s default tolerance (about 1e-4).
+
+    Two defects of R selectiveInference 1.2.5's ``manyMeans`` (checked against it): with
+    ``bh.q`` it conditions on :math:`|y_i| \ge \sigma\bar\Phi^{-1}(R/(2n))`, without ``q``,
+    so its p-values are exactly ``q`` times too small and its estimates and intervals belong
+    to the wrong event; and for ``sigma`` other than 1 its truncated mean lacks a factor
+    :math:`\sigma^2` in the correction term, so its estimates (not its p-values or intervals)
+    are wrong. This function uses the correct threshold and mean.
     """
     y = check_vector("y", y)
     n = y.size

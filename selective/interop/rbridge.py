@@ -150,13 +150,17 @@ def _check_packages_arg(packages: Any) -> tuple[str, ...]:
 def why_r_unavailable(packages: Iterable[str] | str = ()) -> str | None:
     """None when R, rpy2 and the R ``packages`` can be used; otherwise what is missing and how to fix it.
 
-    The message suits ``pytest.skip``.
+    The message suits ``pytest.skip``. When R or rpy2 is what is missing, it also says how to
+    install the R ``packages`` once R runs, so that one message covers every step.
     """
     packages = _check_packages_arg(packages)
     try:
         ro = _robjects()
     except RNotAvailableError as err:
-        return str(err)
+        if not packages:
+            return str(err)
+        listed = ", ".join(f"'{p}'" for p in packages)
+        return f"{err} Then install the R package(s) {listed}: in R, install.packages(c({listed}))."
     missing = _missing_packages(ro, packages)
     if not missing:
         return None
@@ -200,22 +204,24 @@ def _series_to_r(series: pd.Series, name: Any):
     mask = _na_mask(series)
     if isinstance(dtype, pd.CategoricalDtype):
         levels = [str(c) for c in dtype.categories]
-        values = ro.StrVector([ro.NA_Character if m else str(v) for v, m in zip(series.astype(object), mask)])
+        pairs = zip(series.astype(object), mask, strict=True)
+        values = ro.StrVector([ro.NA_Character if m else str(v) for v, m in pairs])
         return ro.FactorVector(values, levels=ro.StrVector(levels), ordered=bool(dtype.ordered))
     if pd.api.types.is_bool_dtype(dtype):
-        return ro.BoolVector([ro.NA_Logical if m else bool(v) for v, m in zip(series.astype(object), mask)])
+        pairs = zip(series.astype(object), mask, strict=True)
+        return ro.BoolVector([ro.NA_Logical if m else bool(v) for v, m in pairs])
     if pd.api.types.is_integer_dtype(dtype):
         filled = series.to_numpy(dtype=float, na_value=np.nan)
         if np.all(np.abs(filled[~mask]) <= _INT32_MAX):
-            return ro.IntVector([ro.NA_Integer if m else int(v) for v, m in zip(filled, mask)])
-        return ro.FloatVector([ro.NA_Real if m else float(v) for v, m in zip(filled, mask)])
+            return ro.IntVector([ro.NA_Integer if m else int(v) for v, m in zip(filled, mask, strict=True)])
+        return ro.FloatVector([ro.NA_Real if m else float(v) for v, m in zip(filled, mask, strict=True)])
     if pd.api.types.is_float_dtype(dtype):
         filled = series.to_numpy(dtype=float, na_value=np.nan)
-        return ro.FloatVector([ro.NA_Real if m else float(v) for v, m in zip(filled, mask)])
-    if pd.api.types.is_string_dtype(dtype) or dtype == object:
+        return ro.FloatVector([ro.NA_Real if m else float(v) for v, m in zip(filled, mask, strict=True)])
+    if pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype):
         values = series.astype(object).to_numpy()
-        if all(m or isinstance(v, str) for v, m in zip(values, mask)):
-            return ro.StrVector([ro.NA_Character if m else v for v, m in zip(values, mask)])
+        if all(m or isinstance(v, str) for v, m in zip(values, mask, strict=True)):
+            return ro.StrVector([ro.NA_Character if m else v for v, m in zip(values, mask, strict=True)])
     raise TypeError(
         f"Cannot convert column {name!r} (dtype {dtype}) to R: only numbers, booleans, strings and "
         "categoricals convert."
@@ -235,7 +241,7 @@ def to_r_dataframe(frame: pd.DataFrame):
     names = [str(c) for c in frame.columns]
     if len(set(names)) != len(names):
         raise ValueError(f"`frame` has repeated column names {names!r}; an R data.frame needs unique names.")
-    columns = ro.ListVector([(name, _series_to_r(frame[c], c)) for name, c in zip(names, frame.columns)])
+    columns = ro.ListVector([(name, _series_to_r(frame[c], c)) for name, c in zip(names, frame.columns, strict=True)])
     as_frame = ro.r("function(columns, n) structure(columns, row.names = c(NA_integer_, -n), class = 'data.frame')")
     return as_frame(columns, ro.IntVector([len(frame)]))
 
@@ -330,7 +336,7 @@ def to_python(obj: Any) -> Any:
     if obj is ro.NULL:
         return None
     if isinstance(obj, vectors.DataFrame):
-        columns = {str(name): _column_to_python(col, ro) for name, col in zip(obj.colnames, obj)}
+        columns = {str(name): _column_to_python(col, ro) for name, col in zip(obj.colnames, obj, strict=True)}
         frame = pd.DataFrame(columns)
         rownames = [str(r) for r in obj.rownames]
         if rownames != [str(i) for i in range(1, len(rownames) + 1)]:
@@ -342,7 +348,7 @@ def to_python(obj: Any) -> Any:
         names = _names(obj, ro)
         items = [to_python(v) for v in obj]
         if names is not None and all(names):
-            return dict(zip(names, items))
+            return dict(zip(names, items, strict=True))
         return items
     if isinstance(obj, (vectors.BoolVector, vectors.IntVector, vectors.FloatVector, vectors.StrVector)):
         dim = obj.do_slot("dim") if "dim" in list(obj.list_attrs()) else None
@@ -384,7 +390,9 @@ def call_r(function_name: str, *args: Any, convert: bool = True, **kwargs: Any) 
     :class:`RNotAvailableError` without R; R errors propagate as rpy2's ``RRuntimeError``.
     """
     if not isinstance(function_name, str) or not _FUNCTION_NAME.fullmatch(function_name):
-        raise ValueError(f"`function_name` must name an R function, like 't.test' or 'stats::lm'; got {function_name!r}.")
+        raise ValueError(
+            f"`function_name` must name an R function, like 't.test' or 'stats::lm'; got {function_name!r}."
+        )
     ro = _robjects()
     _sync_library_paths(ro)
     function = ro.r(function_name)

@@ -2,15 +2,25 @@
 
 R, rpy2 and the R packages ``selectiveInference`` and ``glmnet`` are optional: nothing here is
 imported until :func:`compare_with_r` (or :func:`why_r_unavailable`) is called, and a missing
-piece raises :class:`RUnavailableError` saying how to install it. The rpy2 glue is the
-package's one bridge, :mod:`selective.interop.rbridge`::
+piece raises :class:`RUnavailableError` saying how to install every piece. The rpy2 glue is
+the package's one bridge, :mod:`selective.interop.rbridge`::
 
-    # 1. R itself (e.g. apt-get install r-base), then
+    # 1. R itself (Debian/Ubuntu: apt-get install r-base-core r-base-dev r-cran-glmnet), then
     pip install "selective[r]"                     # rpy2
     Rscript -e 'install.packages(c("selectiveInference", "glmnet"))'
 
-``R_LIBS_USER`` / ``R_LIBS`` are honoured: their directories are put in front of
-``.libPaths()`` before the packages are looked up.
+Without access to CRAN, the source packages of ``ramcmc``, ``adaptMCMC`` and
+``selectiveInference`` install with ``R CMD INSTALL -l DIR <tarball>`` (in that order; the
+other dependencies are in Debian as ``r-cran-intervals``, ``r-cran-survival``, ...), with
+``R_LIBS=DIR`` set for the session. ``R_LIBS_USER`` / ``R_LIBS`` are honoured: their
+directories are put in front of ``.libPaths()`` before the packages are looked up.
+
+Known defect of selectiveInference 1.2.5 (checked live against this package): ``manyMeans``
+with ``bh.q`` computes the selection threshold as ``qnorm(R / (2n))`` instead of
+``qnorm(q R / (2n))``, i.e. without the level ``q``. Its selected set is right, but its
+truncation threshold is too low, so its p-values are exactly ``q`` times too small and its
+estimates and intervals are those of a different (wrong) selection event. The comparison
+below reports R's numbers as R gives them.
 """
 
 from __future__ import annotations
@@ -24,27 +34,38 @@ from . import rbridge
 __all__ = ["RUnavailableError", "why_r_unavailable", "r_available", "compare_with_r"]
 
 R_PACKAGES = ("selectiveInference", "glmnet")
-FUNCTIONS = ("fixedLassoInf", "fsInf", "larInf", "manyMeans")
+FUNCTIONS = ("fixedLassoInf", "fsInf", "larInf", "manyMeans", "groupfsInf")
 
 #: Raised when R, rpy2, selectiveInference or glmnet is missing (the bridge's error type).
 RUnavailableError = rbridge.RNotAvailableError
 
-
-def _session():
-    """R with selectiveInference and glmnet loaded, through the package's one rpy2 bridge."""
-    rbridge.require_r(R_PACKAGES)
-    return rbridge._robjects()
+SETUP_HINT = (
+    "To run the comparison with R selectiveInference: (1) " + rbridge.INSTALL_R + ", plus "
+    "r-base-dev and r-cran-glmnet on Debian; (2) " + rbridge.INSTALL_RPY2 + "; (3) in R: "
+    "install.packages(c('selectiveInference', 'glmnet')), or without CRAN access "
+    "`R CMD INSTALL -l DIR` of the source packages ramcmc, adaptMCMC and selectiveInference "
+    "(in that order) and R_LIBS=DIR in the environment."
+)
 
 
 def why_r_unavailable() -> str | None:
     """``None`` when R + rpy2 + selectiveInference + glmnet are usable, else what is missing
-    and how to install it."""
-    return rbridge.why_r_unavailable(R_PACKAGES)
+    followed by how to install every piece (R, rpy2 and the R packages)."""
+    reason = rbridge.why_r_unavailable() or rbridge.why_r_unavailable(R_PACKAGES)
+    return None if reason is None else f"{reason} {SETUP_HINT}"
 
 
 def r_available() -> bool:
     """True when :func:`compare_with_r` can run."""
     return why_r_unavailable() is None
+
+
+def _session():
+    """R with selectiveInference and glmnet findable, through the package's one rpy2 bridge."""
+    reason = why_r_unavailable()
+    if reason is not None:
+        raise RUnavailableError(reason)
+    return rbridge._robjects()
 
 
 def _r_matrix(ro, X: np.ndarray):
@@ -53,37 +74,59 @@ def _r_matrix(ro, X: np.ndarray):
 
 
 def _r_num(ro, v):
-    return ro.NULL if v is None else ro.FloatVector(np.atleast_1d(np.asarray(v, float)))
+    return ro.NULL if v is None else ro.FloatVector(np.atleast_1d(np.asarray(v, float)).ravel())
 
 
-def _as_array(obj) -> np.ndarray:
-    return np.asarray(list(obj), dtype=float)
+def _vec(v) -> np.ndarray:
+    """An R output (scalar, vector, k x 1 matrix, NULL) as a flat float array."""
+    if v is None:
+        return np.empty(0)
+    return np.atleast_1d(np.asarray(v, dtype=float)).ravel()
 
 
+# glmnet 4.1's coef(..., exact = TRUE) refits through update() of the stored call, whose
+# arguments it cannot see from here: the data and every argument of the fit are passed again.
 _R_CODE = r"""
-function(fun, x, y, lambda, sigma, alpha, type, k, maxsteps, family, intercept, bh_q) {
-  library(selectiveInference)
+function(fun, x, y, beta, lambda, sigma, alpha, type, k, maxsteps, family, intercept, bh_q,
+         index, penalty) {
+  suppressPackageStartupMessages(library(selectiveInference))
   n <- nrow(x)
   if (fun == "fixedLassoInf") {
-    fit <- glmnet::glmnet(x, y, family = family, standardize = FALSE, intercept = intercept,
-                          thresh = 1e-14)
-    beta <- coef(fit, x = x, y = y, s = lambda / n, exact = TRUE)
-    beta <- if (family == "gaussian") as.numeric(beta)[-1] else as.numeric(beta)
+    if (is.null(beta)) {
+      fit <- glmnet::glmnet(x, y, family = family, standardize = FALSE, intercept = intercept,
+                            thresh = 1e-14)
+      beta <- as.numeric(coef(fit, x = x, y = y, s = lambda / n, exact = TRUE, family = family,
+                              standardize = FALSE, intercept = intercept, thresh = 1e-14))
+      if (family == "gaussian") beta <- beta[-1]
+    }
     out <- fixedLassoInf(x, y, beta, lambda, family = family, intercept = intercept,
                          sigma = sigma, alpha = alpha, type = type)
-    return(list(vars = out$vars, pv = out$pv, ci = out$ci, vlo = out$vlo, vup = out$vup,
-                sd = out$sd, coef0 = out$coef0))
+    sgn <- if (family == "gaussian") out$sign else sign(out$coef0)
+    return(list(vars = out$vars, sign = sgn, pv = out$pv, ci = out$ci, vlo = out$vlo,
+                vup = out$vup, sd = out$sd, coef0 = out$coef0, sigma = out$sigma,
+                beta = beta))
   }
   if (fun == "manyMeans") {
     out <- manyMeans(y, alpha = alpha, bh.q = bh_q, k = k, sigma = sigma)
-    return(list(vars = out$selected.set, pv = out$pv, ci = out$ci,
-                coef0 = out$mu.hat[out$selected.set]))
+    sel <- out$selected.set
+    return(list(vars = sel, sign = sign(y[sel]), pv = out$pv, ci = out$ci,
+                coef0 = out$mu.hat[sel], threshold = out$threshold))
   }
-  path <- if (fun == "fsInf") fs(x, y, maxsteps = maxsteps) else lar(x, y, maxsteps = maxsteps)
+  if (fun == "groupfsInf") {
+    path <- groupfs(x, y, index = index, maxsteps = maxsteps, sigma = sigma, k = penalty,
+                    intercept = intercept, center = TRUE, normalize = TRUE, verbose = FALSE)
+    out <- groupfsInf(path, verbose = FALSE)
+    stat <- if (is.null(out$TF)) out$TC else out$TF
+    return(list(vars = out$vars, pv = out$pv, df = out$df, statistic = stat,
+                support = out$support, df2 = out$df2, sigma = out$sigma))
+  }
+  path <- if (fun == "fsInf") fs(x, y, maxsteps = maxsteps, intercept = intercept)
+          else lar(x, y, maxsteps = maxsteps, intercept = intercept)
   out <- if (fun == "fsInf") fsInf(path, sigma = sigma, alpha = alpha, k = k, type = type)
          else larInf(path, sigma = sigma, alpha = alpha, k = k, type = type)
-  list(vars = out$vars, pv = out$pv, ci = out$ci, vlo = out$vlo, vup = out$vup,
-       sd = out$sigma * sqrt(rowSums(out$vmat^2)), coef0 = out$sign * (out$vmat %*% out$y))
+  list(vars = out$vars, sign = out$sign, pv = out$pv, ci = out$ci, vlo = out$vlo,
+       vup = out$vup, sd = out$sigma * sqrt(rowSums(out$vmat^2)),
+       coef0 = out$sign * (out$vmat %*% out$y), sigma = out$sigma, khat = out$khat)
 }
 """
 
@@ -91,38 +134,58 @@ function(fun, x, y, lambda, sigma, alpha, type, k, maxsteps, family, intercept, 
 def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
                    sigma: float | None = None, alpha: float = 0.1, type: str | None = None,
                    k: int | None = None, maxsteps: int = 2000, family: str = "gaussian",
-                   intercept: bool = True, bh_q: float | None = None,
-                   columns=None) -> pd.DataFrame:
+                   intercept: bool = True, bh_q: float | None = None, beta=None, index=None,
+                   penalty: float = 2.0, columns=None) -> pd.DataFrame:
     """Run one analysis with ``selective.conditional`` and with R selectiveInference.
 
     Parameters
     ----------
-    function : {"fixedLassoInf", "fsInf", "larInf", "manyMeans"}
+    function : {"fixedLassoInf", "fsInf", "larInf", "manyMeans", "groupfsInf"}
         The R function to mirror (with :func:`fixed_lasso_inference`, :func:`fs_inference`,
-        :func:`lar_inference` or :func:`many_means`).
+        :func:`lar_inference`, :func:`many_means` or :func:`groupfs_inference` after
+        :func:`group_forward_stepwise` with ``center=True``, the package's centring).
     X, y : array_like or DataFrame (+ response name)
         Data; for ``"manyMeans"`` pass the observations as ``X`` (1-d) and leave ``y`` None.
     lam, sigma, alpha, type, k, maxsteps, family, intercept, bh_q
-        As in the Python functions (R's ``bh.q`` is ``bh_q``).
+        As in the Python functions (R's ``bh.q`` is ``bh_q``; with ``bh_q`` given, ``k`` is
+        ignored, as in R). For ``"groupfsInf"``, ``sigma`` is used by the path and the test
+        (None: the ``n log RSS`` criterion and the truncated F test) and ``maxsteps`` is the
+        number of groups entered (at most the number of groups).
+    beta : array_like, optional
+        ``"fixedLassoInf"`` only: a lasso solution given to both sides (binomial: length p + 1
+        with the intercept first). Default: R uses glmnet (``thresh=1e-14``, ``exact=TRUE``) and
+        Python its own solver. For the gaussian family the outputs depend on the solution only
+        through its support and signs; for the binomial family they depend on its values, so
+        pass one ``beta`` to compare the inference rather than the solvers.
+    index : sequence of int
+        ``"groupfsInf"`` only: the group label of each column.
+    penalty : float
+        ``"groupfsInf"`` only: the penalty per degree of freedom (R's ``k`` of ``groupfs``).
 
     Returns
     -------
     pandas.DataFrame
-        One row per selected variable (1-based ``variable`` index, as in R), with columns
-        ``<quantity>_python``, ``<quantity>_r`` and ``<quantity>_absdiff`` for the estimate,
-        sd, limits, p-value and interval ends (NaN where a quantity does not exist).
+        One row per selected variable, mean or group (``variable``: 1-based index, as in R, or
+        the group label), with columns ``<quantity>_python``, ``<quantity>_r`` and
+        ``<quantity>_absdiff`` for ``sign``, ``estimate``, ``sd``, ``vlo``, ``vup``,
+        ``pvalue``, ``ci_low``, ``ci_high``, ``threshold`` (manyMeans), ``statistic`` and
+        ``df`` (groupfsInf), NaN where a quantity does not exist. ``frame.attrs["python"]`` is
+        the package's result object and ``frame.attrs["r"]`` R's output as a dict of Python
+        values (with ``support``, ``df2``, ``sigma``, glmnet's ``beta``, ...).
 
     Raises
     ------
     RUnavailableError
         When rpy2, R, selectiveInference or glmnet is missing (the message says how to
-        install them).
+        install each of them).
     """
     function = check_choice("function", function, FUNCTIONS)
     from ..conditional import (
         fixed_lasso_inference,
         forward_stepwise,
         fs_inference,
+        group_forward_stepwise,
+        groupfs_inference,
         lar_inference,
         least_angle_regression,
         many_means,
@@ -130,58 +193,88 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
 
     if function == "manyMeans":
         yv = np.asarray(X, dtype=float).ravel()
-        ours = many_means(yv, alpha=alpha, bh_q=bh_q, k=k, sigma=1.0 if sigma is None else sigma)
-        py = pd.DataFrame({"variable": np.asarray(ours.selected) + 1, "estimate": ours.mu_hat,
-                           "pvalue": ours.pvalue, "ci_low": ours.ci[:, 0],
-                           "ci_high": ours.ci[:, 1]})
+        kk = None if bh_q is not None else k
+        ours = many_means(yv, alpha=alpha, bh_q=bh_q, k=kk, sigma=1.0 if sigma is None else sigma)
+        sel = np.asarray(ours.selected, dtype=int)
+        py = pd.DataFrame({"variable": sel + 1, "sign": np.sign(yv[sel]), "estimate": ours.mu_hat,
+                           "pvalue": ours.pvalue, "ci_low": ours.ci[:, 0], "ci_high": ours.ci[:, 1],
+                           "threshold": np.full(sel.size, ours.threshold)})
         Xm = yv[:, None]
+        sigma = 1.0 if sigma is None else sigma
+    elif function == "groupfsInf":
+        Xm, yv, _ = design_and_response(X, y, columns)
+        if index is None:
+            raise ValueError("`index` (one group label per column) is required for "
+                             "function='groupfsInf'; got None.")
+        index = [int(g) for g in index]
+        maxsteps = min(int(maxsteps), len(set(index)))
+        path = group_forward_stepwise(Xm, yv, index, maxsteps=maxsteps, sigma=sigma, k=penalty,
+                                      intercept=intercept, center=True, normalize=True)
+        ours = groupfs_inference(path, sigma=sigma)
+        py = pd.DataFrame({"variable": list(ours.groups), "pvalue": ours.pvalue,
+                           "statistic": ours.statistic, "df": ours.df})
     else:
         Xm, yv, _ = design_and_response(X, y, columns)
         if function == "fixedLassoInf":
             if lam is None:
                 raise ValueError("`lam` is required for function='fixedLassoInf'; got None.")
-            ours = fixed_lasso_inference(Xm, yv, lam, family=family, sigma=sigma,
+            if family == "binomial" and not intercept:
+                raise ValueError("R's fixedLassoInf fits the binomial lasso with an intercept only: "
+                                 "`intercept` must be True for family='binomial'; got False.")
+            ours = fixed_lasso_inference(Xm, yv, lam, beta=beta, family=family, sigma=sigma,
                                          intercept=intercept, type=type or "partial", alpha=alpha)
         elif function == "fsInf":
-            ours = fs_inference(forward_stepwise(Xm, yv, maxsteps=maxsteps), sigma=sigma,
-                                alpha=alpha, k=k, type=type or "active")
+            ours = fs_inference(forward_stepwise(Xm, yv, maxsteps=maxsteps, intercept=intercept),
+                                sigma=sigma, alpha=alpha, k=k, type=type or "active")
         else:
-            ours = lar_inference(least_angle_regression(Xm, yv, maxsteps=maxsteps),
+            ours = lar_inference(least_angle_regression(Xm, yv, maxsteps=maxsteps, intercept=intercept),
                                  sigma=sigma, alpha=alpha, k=k, type=type or "active")
         f = ours.to_frame()
-        py = pd.DataFrame({"variable": f["index"].to_numpy() + 1, "estimate": f["estimate"],
-                           "sd": f["sd"], "vlo": f["vlo"], "vup": f["vup"],
+        py = pd.DataFrame({"variable": f["index"].to_numpy() + 1, "sign": f["sign"],
+                           "estimate": f["estimate"], "sd": f["sd"], "vlo": f["vlo"], "vup": f["vup"],
                            "pvalue": f["pvalue"], "ci_low": f["ci_low"],
                            "ci_high": f["ci_high"]}).reset_index(drop=True)
     ro = _session()
     fun = ro.r(_R_CODE)
-    res = fun(function, _r_matrix(ro, Xm),
-              ro.FloatVector(np.asarray(yv if function != "manyMeans" else Xm[:, 0], float)),
-              _r_num(ro, lam), _r_num(ro, sigma), alpha, type or ("partial" if function ==
-                                                                  "fixedLassoInf" else "active"),
-              _r_num(ro, k), maxsteps, family, intercept, _r_num(ro, bh_q))
-    names = list(res.names)
-    get = {nm: res[i] for i, nm in enumerate(names)}
-    ci = np.asarray(get["ci"], dtype=float).reshape(-1, 2, order="F") if "ci" in get else None
-    r = pd.DataFrame({"variable": _as_array(get["vars"]).astype(int),
-                      "estimate": _as_array(get["coef0"]),
-                      "pvalue": _as_array(get["pv"])})
-    for key in ("sd", "vlo", "vup"):
-        if key in get:
-            r[key] = _as_array(get[key])
-    if ci is not None:
-        r["ci_low"], r["ci_high"] = ci[:, 0], ci[:, 1]
-    return _side_by_side(py, r)
+    r_type = type or ("partial" if function == "fixedLassoInf" else "active")
+    r_index = ro.NULL if index is None else ro.IntVector(index)
+    res = fun(function, _r_matrix(ro, Xm), ro.FloatVector(np.asarray(yv, float)),
+              _r_num(ro, beta), _r_num(ro, lam), _r_num(ro, sigma), alpha, r_type, _r_num(ro, k),
+              maxsteps, family, intercept, _r_num(ro, bh_q), r_index, penalty)
+    raw = rbridge.to_python(res)
+    r = pd.DataFrame({"variable": _vec(raw["vars"]).astype(int), "pvalue": _vec(raw["pv"])})
+    if function == "groupfsInf":
+        r["statistic"] = _vec(raw["statistic"])
+        r["df"] = _vec(raw["df"])
+    else:
+        r["sign"] = _vec(raw["sign"])
+        r["estimate"] = _vec(raw["coef0"])
+        for key in ("sd", "vlo", "vup", "threshold"):
+            if raw.get(key) is not None:
+                r[key] = np.broadcast_to(_vec(raw[key]), (len(r),)) if key == "threshold" else _vec(raw[key])
+        ci = np.asarray(raw["ci"], dtype=float).reshape(-1, 2) if raw.get("ci") is not None else None
+        if ci is not None:
+            r["ci_low"], r["ci_high"] = ci[:, 0], ci[:, 1]
+    out = _side_by_side(py, r)
+    out.attrs["python"] = ours
+    out.attrs["r"] = raw
+    return out
+
+
+_QUANTITIES = ("sign", "estimate", "sd", "vlo", "vup", "pvalue", "ci_low", "ci_high", "threshold",
+               "statistic", "df")
 
 
 def _side_by_side(py: pd.DataFrame, r: pd.DataFrame) -> pd.DataFrame:
-    quantities = ["estimate", "sd", "vlo", "vup", "pvalue", "ci_low", "ci_high"]
-    merged = py.merge(r, on="variable", how="outer", suffixes=("_python", "_r"))
-    out = pd.DataFrame({"variable": merged["variable"]})
-    for q in quantities:
-        a = merged.get(f"{q}_python", pd.Series(np.nan, index=merged.index))
-        b = merged.get(f"{q}_r", pd.Series(np.nan, index=merged.index))
-        out[f"{q}_python"] = a.to_numpy(dtype=float)
-        out[f"{q}_r"] = b.to_numpy(dtype=float)
+    merged = py.set_index("variable").add_suffix("_python").join(
+        r.set_index("variable").add_suffix("_r"), how="outer")
+    out = pd.DataFrame(index=merged.index)
+    for q in _QUANTITIES:
+        if q not in py.columns and q not in r.columns:
+            continue
+        for side in ("python", "r"):
+            col = f"{q}_{side}"
+            out[col] = merged[col].to_numpy(dtype=float) if col in merged else np.nan
         out[f"{q}_absdiff"] = np.abs(out[f"{q}_python"] - out[f"{q}_r"])
-    return out.set_index("variable")
+    out.index.name = "variable"
+    return out

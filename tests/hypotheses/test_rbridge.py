@@ -38,6 +38,9 @@ class TestAvailability:
             require_r()
         with pytest.raises(ImportError):  # RNotAvailableError is an ImportError
             call_r("t.test", [1.0, 2.0, 3.0])
+        # with R packages named, the message also says how to install them once R runs
+        with_packages = why_r_unavailable(["glmnet", "MASS"])
+        assert with_packages.startswith(reason) and "install.packages(c('glmnet', 'MASS'))" in with_packages
 
     def test_broken_r_says_what_failed(self, monkeypatch):
         monkeypatch.setattr(rbridge, "_state", {"error": "rpy2 3.5.17 is installed but could not start R (...)"})
@@ -46,7 +49,8 @@ class TestAvailability:
     def test_availability_iv(self):
         with pytest.raises(ValueError, match=r"`packages` must hold R package names; got 'not a name!'"):
             r_available(["not a name!"])
-        with pytest.raises(ValueError, match=r"`function_name` must name an R function, like 't.test' or 'stats::lm'; got 'q\(\)'"):
+        with pytest.raises(ValueError,
+                           match=r"`function_name` must name an R function, like 't.test' or 'stats::lm'; got 'q\(\)'"):
             call_r("q()")
 
 
@@ -71,7 +75,8 @@ class TestWithR:
             "with space": [0.0, 1.0, 2.0], "big": [2**40, 1, 2],
         })
         classes = r_eval("sapply(d, class)", d=frame)
-        assert list(classes) == ["numeric", "integer", "logical", "character", "factor", "integer", "numeric", "numeric"]
+        assert list(classes) == ["numeric", "integer", "logical", "character", "factor", "integer", "numeric",
+                                 "numeric"]
         assert r_eval("levels(d$cat)", d=frame).tolist() == ["w", "u"]
         assert r_eval("sum(is.na(d))", d=frame) == 3
         back = to_python(to_r_dataframe(frame))
