@@ -239,6 +239,7 @@ class NoisyTopKTheorem20(Scenario):
     eps_sqrt_n: float = 1.0
     clip: float = 3.0
     description: ClassVar[str] = "report noisy max at epsilon * sqrt(n) = 1 (Theorem 20 binds)"
+    naive_is_biased: ClassVar[bool] = False  # at epsilon sqrt(n) = 1 the noise hides most of the choice
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
