@@ -302,7 +302,9 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
     # subspace of dimension n - rank - intercept); otherwise selectiveInference's
     # n - rank - intercept - 1 (module notes)
     df2 = n - rank - (1 if path.intercept else 0) - (0 if path.center == "columns" else 1)
-    stat = np.empty(len(labels)); pv = np.empty(len(labels)); dfs = np.empty(len(labels), int)
+    stat = np.empty(len(labels))
+    pv = np.empty(len(labels))
+    dfs = np.empty(len(labels), int)
     supports = []
     for i, h in enumerate(labels):
         other = [j for g in labels if g != h for j in cols[g]]
@@ -332,7 +334,7 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
             region = _region(g, 0.0, hi) if coefs.size else [(0.0, hi)]
             region = [(a, (math.inf if b >= hi - 1e-12 else b)) for a, b in region]
             stat[i] = T
-            pv[i] = _truncated_pvalue(T, region, lambda x: stats.chi2.logsf(x * x, d))
+            pv[i] = _truncated_pvalue(T, region, lambda x, d=d: stats.chi2.logsf(x * x, d))
         else:
             w = y - ph  # contains P_other y and the residual
             resid = y - QF @ (QF.T @ y)
@@ -355,7 +357,7 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
 
             region_th = _region(g, 0.0, math.pi / 2) if coefs.size else [(0.0, math.pi / 2)]
 
-            def to_f(th):
+            def to_f(th, d=d):
                 if th >= math.pi / 2 - 1e-15:
                     return math.inf
                 return (df2 / d) * math.tan(th) ** 2
@@ -363,7 +365,7 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
             region = [(to_f(a), to_f(b)) for a, b in region_th]
             F = (a_norm ** 2 / d) / (b_norm ** 2 / df2)
             stat[i] = F
-            pv[i] = _truncated_pvalue(F, region, lambda x: stats.f.logsf(x, d, df2))
+            pv[i] = _truncated_pvalue(F, region, lambda x, d=d: stats.f.logsf(x, d, df2))
         supports.append(_ro(np.array(region, dtype=float).reshape(-1, 2)))
     return GroupInferenceResult(
         groups=tuple(labels), df=_ro(dfs, int), statistic=_ro(stat),
