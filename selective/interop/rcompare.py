@@ -141,13 +141,14 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
             if lam is None:
                 raise ValueError("`lam` is required for function='fixedLassoInf'; got None.")
             ours = fixed_lasso_inference(Xm, yv, lam, family=family, sigma=sigma,
-                                         intercept=intercept, type=type or "partial", alpha=alpha)
+                                         intercept=intercept, type=type or "partial", alpha=alpha,
+                                         sigma_method="plugin")  # R's plug-in when sigma is None
         elif function == "fsInf":
             ours = fs_inference(forward_stepwise(Xm, yv, maxsteps=maxsteps), sigma=sigma,
-                                alpha=alpha, k=k, type=type or "active")
+                                alpha=alpha, k=k, type=type or "active", sigma_method="plugin")
         else:
             ours = lar_inference(least_angle_regression(Xm, yv, maxsteps=maxsteps),
-                                 sigma=sigma, alpha=alpha, k=k, type=type or "active")
+                                 sigma=sigma, alpha=alpha, k=k, type=type or "active", sigma_method="plugin")
         f = ours.to_frame()
         py = pd.DataFrame({"variable": f["index"].to_numpy() + 1, "estimate": f["estimate"],
                            "sd": f["sd"], "vlo": f["vlo"], "vup": f["vup"],
