@@ -78,7 +78,7 @@ def run_r_case(case: dict, data_dir: pathlib.Path) -> dict:
             intercept=bool(args.get("intercept", True)),
             type=args.get("type", "partial") if family == "gaussian" else "partial",
             alpha=float(args.get("alpha", 0.1)), tol_beta=float(args.get("tol.beta", 1e-5)),
-            tol_kkt=float(args.get("tol.kkt", 0.1)), gridrange=_gridrange(args))
+            tol_kkt=float(args.get("tol.kkt", 0.1)), gridrange=_gridrange(args), sigma_method="plugin")
         out = _common(res)
         out["lambda"] = res.lam
         if family == "gaussian":
@@ -101,7 +101,7 @@ def run_r_case(case: dict, data_dir: pathlib.Path) -> dict:
                     alpha=float(args.get("alpha", 0.1)),
                     k=None if args.get("k") is None else int(args["k"]),
                     type=args.get("type", "active"), mult=float(args.get("mult", 2)),
-                    ntimes=int(args.get("ntimes", 2)), gridrange=_gridrange(args))
+                    ntimes=int(args.get("ntimes", 2)), gridrange=_gridrange(args), sigma_method="plugin")
         out = _common(res)
         out.update(type=res.type, k=res.k, khat=res.khat, sigma=res.sigma,
                    sign=[int(s) for s in res.sign],

@@ -14,6 +14,7 @@ from stats_helpers import assert_rate_at_most
 from selective.accounting import DescriptionLength, Ledger
 from selective.conditional import fixed_lasso_inference, forward_stepwise, fs_inference
 from selective.corrections import correct
+from selective.exceptions import SelectiveWarning
 from selective.interop.compare import COMPARISON_COLUMNS, compare_selection
 from selective.interop.rcompare import why_r_unavailable
 
@@ -52,13 +53,17 @@ def test_stepwise_outcome_count_and_renderings(diabetes):
     cond = fs_inference(path, k=4, type="all", alpha=0.05, alternative="two-sided")
     np.testing.assert_allclose(np.sort(c.frame.pvalue_conditional), np.sort(cond.pvalue), rtol=1e-12)
     md = c.to_markdown()
-    assert "p (exact conditional)" in md and "forward stepwise path of 4 steps" in md
+    # sigma estimated from the full model (431 residual df): valid, not "exact"
+    assert "p (conditional, valid for unknown sigma)" in md and "forward stepwise path of 4 steps" in md
+    assert "exact" not in md.split("\n")[0]
     assert r"\toprule" in c.to_latex()
+    known = compare_selection(diabetes, "y", method="fs", steps=4, sigma=54.0, with_r=False)
+    assert "p (exact conditional)" in known.to_markdown()
 
 
 def test_r_column(diabetes):
     reason = why_r_unavailable()
-    c = compare_selection(diabetes, "y", method="lasso", lam=190.0, with_r="auto")
+    c = compare_selection(diabetes, "y", method="lasso", lam=190.0, with_r="auto", sigma_method="plugin")
     if reason is None:
         assert c.r_status == "compared"
         # R evaluates (Phi(b) - Phi(z)) / (Phi(b) - Phi(a)) in double precision: accurate to 1e-10
@@ -79,6 +84,45 @@ def test_r_column(diabetes):
 
         with pytest.raises(RNotAvailableError, match="install.packages"):
             compare_selection(diabetes, "y", method="lasso", lam=190.0, with_r=True)
+
+
+def test_plugin_sigma_is_labelled_approximate(diabetes):
+    """No residual df left (n = 11 <= p + 1 = 11): the column is the plug-in, labelled
+    approximate with its df, and a SelectiveWarning names them; asking for the plug-in
+    explicitly gives the same label."""
+    small = diabetes.iloc[:11]
+    with pytest.warns(SelectiveWarning, match=r"approximate \(plug-in sigma, 10 residual df\)") as rec:
+        c = compare_selection(small, "y", method="fs", steps=2, with_r=False)
+    assert rec[0].filename == __file__  # the warning points at the caller
+    assert c.conditional_header == "p (approximate: plug-in sigma, 10 residual df)"
+    assert c.conditional.sigma_mode == "plugin" and "approximate (plug-in sigma, 10 residual df)" in c.footnote
+    assert "exact" not in c.to_markdown(footnote=False)
+    with pytest.warns(SelectiveWarning, match=r"approximate \(plug-in sigma, 431 residual df\)"):
+        c = compare_selection(diabetes, "y", method="lar", steps=3, sigma_method="plugin", with_r=False)
+    assert c.conditional_header == "p (approximate: plug-in sigma, 431 residual df)"
+
+
+def test_binomial_family_against_its_sources():
+    data = pd.read_csv(DIABETES.parent / "binom_n100_p10.csv")
+    c = compare_selection(data, "y", method="lasso", lam=4.0, family="binomial", with_r=False)
+    cond = fixed_lasso_inference(data, "y", 4.0, family="binomial", alpha=0.05, alternative="two-sided")
+    assert list(c.frame.index) == list(cond.variables)
+    np.testing.assert_allclose(c.frame.pvalue_conditional, cond.pvalue, rtol=1e-12)
+    X = data[list(cond.variables)]
+    fit = sm.Logit(data["y"], sm.add_constant(X)).fit(disp=0)
+    np.testing.assert_allclose(c.frame.pvalue_naive, fit.pvalues.iloc[1:], rtol=1e-10)
+    np.testing.assert_allclose(c.frame.estimate, fit.params.iloc[1:], rtol=1e-10)
+    assert c.conditional_header == "p (approximate: binomial, asymptotic)"
+    assert "binomial lasso support" in c.footnote
+    for method in ("fs", "lar"):
+        with pytest.raises(ValueError, match="`family`='binomial' is only available with method='lasso'"):
+            compare_selection(data, "y", method=method, steps=2, family="binomial")
+    with pytest.raises(ValueError, match="`family` must be one of 'gaussian', 'binomial'"):
+        compare_selection(data, "y", method="lasso", lam=4.0, family="poisson")
+    with pytest.raises(ValueError, match="`sigma` must be None for family='binomial'"):
+        compare_selection(data, "y", method="lasso", lam=4.0, family="binomial", sigma=1.0)
+    with pytest.raises(ValueError, match="`y` must contain only 0 and 1"):
+        compare_selection(data.assign(y=data["y"] * 2.0), "y", method="lasso", lam=4.0, family="binomial")
 
 
 def test_compare_iv(diabetes):

@@ -4,6 +4,11 @@ angle regression, many means and grouped forward stepwise.
 Implemented from the papers (Lee, Sun, Sun & Taylor 2016; Tibshirani, Taylor, Lockhart &
 Tibshirani 2016; Reid, Taylor & Tibshirani 2017; Loftus & Taylor 2015) in numpy/scipy and
 checked against R selectiveInference 1.2.5 on the reference cases.
+
+The Gaussian p-values are exact when the noise level ``sigma`` is given. Without it they are
+valid but conservative when the full model leaves residual degrees of freedom (supremum over a
+confidence interval for sigma, plus delta), and approximate (a plug-in, with a warning)
+otherwise; each result's ``inference`` says which (THEORY.md 3.7).
 """
 
 from .groupfs import GroupStepwisePath, group_forward_stepwise, groupfs_inference
@@ -19,7 +24,8 @@ from .polyhedral import (
     truncation_limits,
 )
 from .results import GroupInferenceResult, ManyMeansResult, SelectiveInferenceResult
-from .stepwise import StepwisePath, forward_stepwise, fs_inference, lar_inference, least_angle_regression
+from .stepwise import StepwisePath, forward_stepwise, least_angle_regression
+from .stepwise_inference import fs_inference, lar_inference
 
 __all__ = [
     # polyhedral lemma and truncated-normal pivot (Lee et al. 2016)

@@ -3,35 +3,14 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
-from ..exceptions import SelectiveWarning
 from . import _truncnorm
+from ._sigma import ONE_SIDED, TWO_SIDED, SigmaChoice, sup_pvalue, union_interval
 from .polyhedral import _check_gridrange, _limits
 
-ONE_SIDED, TWO_SIDED = "one-sided", "two-sided"
-
-
-def sigma_from_rule(Xc: np.ndarray, yc: np.ndarray, intercept: bool) -> tuple[float, str]:
-    """R selectiveInference's default sigma: full-model residual SE if n >= 2p, else sd(y).
-
-    ``Xc``, ``yc`` are already centred when ``intercept`` is true; the residual degrees of
-    freedom are n - p - 1 with an intercept and n - p without.
-    """
-    n, p = Xc.shape
-    if n >= 2 * p:
-        coef, *_ = np.linalg.lstsq(Xc, yc, rcond=None)
-        rss = float(np.sum((yc - Xc @ coef) ** 2))
-        dof = n - p - (1 if intercept else 0)
-        return math.sqrt(rss / dof), (f"full-model residual standard error sqrt(RSS/(n-p{'-1' if intercept else ''})) "
-                                      f"with n={n}, p={p}")
-    warnings.warn(f"`sigma` not given and n < 2p (n={n}, p={p}): using sd(y) = "
-                  f"{float(np.std(yc, ddof=1)):.6g}, which overstates the noise when there is "
-                  "signal. Supply `sigma` (e.g. from a separate estimate).", SelectiveWarning,
-                  stacklevel=3)
-    return float(np.std(yc, ddof=1)), "sd(y) (n < 2p), denominator n-1"
+__all__ = ["ONE_SIDED", "TWO_SIDED", "infer_contrasts", "pivot_summary", "summarise", "forward_stop"]
 
 
 def infer_contrasts(A, b, y, contrasts, signs, *, sigma, alpha, alternative, gridrange,
@@ -42,17 +21,20 @@ def infer_contrasts(A, b, y, contrasts, signs, *, sigma, alpha, alternative, gri
     limits (as in R selectiveInference). Intervals are returned for ``contrasts[j] @ mu``
     (mirrored for negative signs). ``alternative="one-sided"`` gives
     P(T >= t | limits) for T = sign * contrast' y, the p-value of R selectiveInference.
+    ``sigma`` is a :class:`SigmaChoice` (or a float: known sigma); with ``cov`` it is ignored.
     """
+    if not isinstance(sigma, SigmaChoice):
+        sigma = SigmaChoice(mode="known", sigma=float(sigma), rule="")
     bound = _check_gridrange(gridrange)
     k = contrasts.shape[0]
-    est = np.empty(k); sd = np.empty(k); vlo = np.empty(k); vup = np.empty(k)
-    pv = np.empty(k); ci = np.empty((k, 2)); tails = np.empty((k, 2))
+    est, sd, vlo, vup, pv = (np.empty(k) for _ in range(5))
+    ci, tails = np.empty((k, 2)), np.empty((k, 2))
     for j in range(k):
         eta = signs[j] * contrasts[j]
         if cov is None:
             ss = float(eta @ eta)
             c = eta / ss
-            s_d = sigma * math.sqrt(ss)
+            s_d = sigma.sigma * math.sqrt(ss)
         else:
             sv = cov @ eta
             ss = float(eta @ sv)
@@ -70,8 +52,12 @@ def infer_contrasts(A, b, y, contrasts, signs, *, sigma, alpha, alternative, gri
         est[j] = signs[j] * t
         sd[j] = s_d
         vlo[j], vup[j] = lim.vlo, lim.vup
-        pv[j], ci[j], tails[j] = pivot_summary(t, s_d, lim.vlo, lim.vup, signs[j], alpha=alpha, bound=bound,
-                                               alternative=alternative)
+        if cov is None:
+            pv[j], ci[j], tails[j] = summarise(t, math.sqrt(ss), lim.vlo, lim.vup, signs[j], sigma,
+                                               alpha=alpha, bound=bound, alternative=alternative)
+        else:
+            pv[j], ci[j], tails[j] = pivot_summary(t, s_d, lim.vlo, lim.vup, signs[j], alpha=alpha,
+                                                   bound=bound, alternative=alternative)
     return dict(estimate=est, sd=sd, vlo=vlo, vup=vup, pvalue=pv, ci=ci, tailarea=tails)
 
 
@@ -91,6 +77,28 @@ def pivot_summary(stat: float, sd: float, vlo: float, vup: float, sign: float, *
     lo, hi = lo * sd, hi * sd
     tl = alpha / 2 if math.isfinite(lo) else 0.0
     th = alpha / 2 if math.isfinite(hi) else 0.0
+    if sign < 0:
+        lo, hi, tl, th = -hi, -lo, th, tl
+    return pv, (lo, hi), (tl, th)
+
+
+def summarise(stat: float, sd_unit: float, vlo: float, vup: float, sign: float, choice: SigmaChoice,
+              *, alpha: float, bound, alternative: str) -> tuple[float, tuple[float, float], tuple[float, float]]:
+    """p-value, interval (on the estimate's scale) and tail levels of one test under ``choice``.
+
+    Known or plug-in sigma: :func:`pivot_summary` at ``choice.sigma``. Unknown sigma with the
+    valid construction (``choice.mode == "interval"``, see :mod:`._sigma`): the p-value is
+    ``min(1, sup_S p + delta)`` and the interval the union over S of the level
+    ``1 - (alpha - delta)`` intervals; the tail levels are then ``(alpha - delta) / 2``.
+    """
+    if choice.mode != "interval":
+        return pivot_summary(stat, choice.sigma * sd_unit, vlo, vup, sign, alpha=alpha, bound=bound,
+                             alternative=alternative)
+    d = choice.delta
+    pv = min(1.0, sup_pvalue(stat, sd_unit, vlo, vup, choice.low, choice.high, alternative) + d)
+    lo, hi = union_interval(stat, sd_unit, vlo, vup, choice.low, choice.high, alpha - d, bound)
+    tl = (alpha - d) / 2 if math.isfinite(lo) else 0.0
+    th = (alpha - d) / 2 if math.isfinite(hi) else 0.0
     if sign < 0:
         lo, hi, tl, th = -hi, -lo, th, tl
     return pv, (lo, hi), (tl, th)

@@ -303,7 +303,9 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
     # subspace of dimension n - rank - intercept); otherwise selectiveInference's
     # n - rank - intercept - 1 (module notes)
     df2 = n - rank - (1 if path.intercept else 0) - (0 if path.center == "columns" else 1)
-    stat = np.empty(len(labels)); pv = np.empty(len(labels)); dfs = np.empty(len(labels), int)
+    stat = np.empty(len(labels))
+    pv = np.empty(len(labels))
+    dfs = np.empty(len(labels), int)
     supports = []
     for i, h in enumerate(labels):
         other = [j for g in labels if g != h for j in cols[g]]
@@ -350,7 +352,7 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
 
             region_th = _region(g, 0.0, math.pi / 2) if coefs.size else [(0.0, math.pi / 2)]
 
-            def to_f(th):
+            def to_f(th, d=d):
                 if th >= math.pi / 2 - 1e-15:
                     return math.inf
                 return (df2 / d) * math.tan(th) ** 2

@@ -27,7 +27,8 @@ from ._checks import (
     check_vector,
     design_and_response,
 )
-from ._inference import ONE_SIDED, TWO_SIDED, infer_contrasts, sigma_from_rule
+from ._inference import ONE_SIDED, TWO_SIDED, infer_contrasts
+from ._sigma import SIGMA_METHODS, choose_sigma
 from .results import SelectiveInferenceResult, _ro
 
 __all__ = ["KKTError", "LassoFit", "solve_lasso", "fixed_lasso_inference"]
@@ -182,7 +183,8 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
                           type: str = "partial", alpha: float = 0.1,
                           alternative: str = ONE_SIDED, tol_beta: float = 1e-5,
                           tol_kkt: float = 0.1, gridrange=(-100.0, 100.0), columns=None,
-                          response: str | None = None) -> SelectiveInferenceResult:
+                          response: str | None = None, sigma_method: str = "auto",
+                          sigma_delta: float | None = None) -> SelectiveInferenceResult:
     r"""Selective p-values and intervals for the lasso at fixed ``lam`` (Lee et al. 2016).
 
     Parameters
@@ -201,8 +203,7 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
         Checked against the KKT conditions (``tol_kkt``); a failure raises :class:`KKTError`.
     family : {"gaussian", "binomial"}
     sigma : float, optional
-        Noise sd (gaussian). Default: R selectiveInference's rule, the full-model residual
-        standard error when n >= 2p, else sd(y) with a :class:`SelectiveWarning`.
+        Noise sd (gaussian). Given: the p-values are exact. Not given: see ``sigma_method``.
     intercept : bool
         Fit an unpenalised intercept (gaussian: centre X and y).
     type : {"partial", "full"}
@@ -216,10 +217,25 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
         Variable j is selected when :math:`|\beta_j| > \text{tol\_beta}\sqrt{n/\|x_j\|^2}`.
     gridrange : (float, float) or None
         Interval ends beyond ``gridrange * sd`` are reported as infinite (as in R).
+    sigma_method : {"auto", "interval", "plugin"}
+        How an unknown sigma is handled (gaussian, ``sigma=None``). ``"interval"``: valid
+        p-values and intervals from the full-model residual variance (needs n > rank(X) +
+        intercept and the full linear model): the supremum of the conditional p-value over a
+        :math:`1-\delta` confidence interval for sigma, plus :math:`\delta`; intervals are the
+        union over that interval at level :math:`1-(\alpha-\delta)` (THEORY.md 3.7).
+        ``"plugin"``: R selectiveInference's plug-in rule (full-model residual standard
+        error when n >= 2p, else sd(y)); approximate, warns. ``"auto"`` (default):
+        ``"interval"`` when n > rank(X) + intercept, else ``"plugin"``.
+    sigma_delta : float, optional
+        The :math:`\delta` of ``"interval"``, in (0, alpha); default ``alpha / 10``.
+        The reported p-values are never below it: choose it below the smallest level the
+        p-values will be compared with (the test is valid at every level, powerless below delta).
 
     Returns
     -------
     SelectiveInferenceResult
+        ``sigma_mode`` / ``inference`` say whether sigma was known (exact), estimated with
+        the valid construction, or plugged in (approximate).
 
     Notes
     -----
@@ -246,7 +262,14 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
     tol_kkt = check_nonneg_real("tol_kkt", tol_kkt)
     if not isinstance(intercept, (bool, np.bool_)):
         raise TypeError(f"`intercept` must be True or False; got {intercept!r}.")
+    sigma_method = check_choice("sigma_method", sigma_method, SIGMA_METHODS)
     if family == "binomial":
+        if sigma_method == "interval":
+            raise ValueError("`sigma_method` must be 'auto' or 'plugin' for family='binomial' (no "
+                             "noise level is estimated); got 'interval'.")
+        if sigma_delta is not None:
+            raise ValueError(f"`sigma_delta` must be None for family='binomial' (no noise level is "
+                             f"estimated); got {sigma_delta!r}.")
         if sigma is not None:
             raise ValueError(f"`sigma` must be None for family='binomial'; got {sigma!r}.")
         if type != "partial":
@@ -273,12 +296,11 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
     E = np.nonzero(np.abs(beta) > tol_coef)[0]
     beta_kkt = np.where(np.abs(beta) > tol_coef, beta, 0.0)
     _kkt_gaussian(Xc, yc, beta_kkt, lam, tol_kkt)
-    if sigma is None:
-        sigma, rule = sigma_from_rule(Xc, yc, intercept)
-    else:
-        rule = "supplied by the caller"
+    choice = choose_sigma(Xc, yc, intercept, sigma=sigma, method=sigma_method, alpha=alpha,
+                          delta=sigma_delta, stacklevel=3)
+    sigma_fields = _sigma_fields(choice)
     if E.size == 0:
-        return _empty(names, type, alpha, sigma, alternative, lam, rule)
+        return _empty(names, type, alpha, choice.sigma, alternative, lam, choice.rule, **sigma_fields)
     s = np.sign(beta[E])
     XE = Xc[:, E]
     XEp = np.linalg.pinv(XE)  # (X_E'X_E)^{-1} X_E'
@@ -298,18 +320,25 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
             shift = Xi.T @ (XEp.T @ s)                       # X_{-E}' (X_E^+)' s
             A = np.vstack([A, resid_proj, -resid_proj])
             b = np.concatenate([b, lam * (1 - shift), lam * (1 + shift)])
-    out = infer_contrasts(A, b, yc, vmat, s, sigma=sigma, alpha=alpha, alternative=alternative,
+    out = infer_contrasts(A, b, yc, vmat, s, sigma=choice, alpha=alpha, alternative=alternative,
                           gridrange=gridrange)
     naive = _naive_pvalues(out["estimate"], out["sd"], s, alternative)
     return SelectiveInferenceResult(
         procedure="fixed-lambda lasso", type=type, variables=tuple(names[j] for j in E),
         index=_ro(E, int), sign=_ro(s, int), estimate=_ro(out["estimate"]), sd=_ro(out["sd"]),
         vlo=_ro(out["vlo"]), vup=_ro(out["vup"]), pvalue=_ro(out["pvalue"]), ci=_ro(out["ci"]),
-        tailarea=_ro(out["tailarea"]), alpha=alpha, sigma=float(sigma), alternative=alternative,
-        pvalue_naive=_ro(naive), lam=lam, sigma_rule=rule, contrasts=_ro(vmat),
+        tailarea=_ro(out["tailarea"]), alpha=alpha, sigma=float(choice.sigma), alternative=alternative,
+        pvalue_naive=_ro(naive), lam=lam, sigma_rule=choice.rule, **sigma_fields, contrasts=_ro(vmat),
         constraints_A=_ro(A), constraints_b=_ro(b),
         extra={"solver": solver, "beta": _ro(beta)},
         method=f"Lee, Sun, Sun & Taylor (2016) Thm 4.3 + 5.2, family=gaussian, type={type}")
+
+
+def _sigma_fields(choice) -> dict:
+    """The result fields that record how sigma entered (see :class:`SigmaChoice`)."""
+    return dict(sigma_mode=choice.mode,
+                sigma_interval=None if choice.low is None else (choice.low, choice.high),
+                sigma_delta=choice.delta, sigma_df=choice.df)
 
 
 def _naive_pvalues(est, sd, s, alternative):
@@ -320,14 +349,14 @@ def _naive_pvalues(est, sd, s, alternative):
     return 2 * norm.sf(np.abs(z))
 
 
-def _empty(names, type, alpha, sigma, alternative, lam, rule, procedure="fixed-lambda lasso"):
+def _empty(names, type, alpha, sigma, alternative, lam, rule, procedure="fixed-lambda lasso", **sigma_fields):
     e = np.zeros(0)
     return SelectiveInferenceResult(
         procedure=procedure, type=type, variables=(), index=_ro(np.zeros(0), int),
         sign=_ro(np.zeros(0), int), estimate=_ro(e), sd=_ro(e), vlo=_ro(e), vup=_ro(e),
         pvalue=_ro(e), ci=_ro(np.zeros((0, 2))), tailarea=_ro(np.zeros((0, 2))), alpha=alpha,
         sigma=float(sigma) if sigma is not None else math.nan, alternative=alternative,
-        pvalue_naive=_ro(e), lam=lam, sigma_rule=rule, method="no variable selected")
+        pvalue_naive=_ro(e), lam=lam, sigma_rule=rule, method="no variable selected", **sigma_fields)
 
 
 def _binomial(X, y, names, lam, beta, intercept, alpha, alternative, tol_beta, gridrange):
@@ -349,7 +378,7 @@ def _binomial(X, y, names, lam, beta, intercept, alpha, alternative, tol_beta, g
     E = np.nonzero(np.abs(bvars) > tol_coef)[0]
     if E.size == 0:
         return _empty(names, "partial", alpha, None, alternative, lam,
-                      "not used (binomial)")
+                      "not used (binomial)", sigma_mode="asymptotic")
     s = np.sign(bvars[E])
     cols = np.concatenate([[0], E + 1]) if intercept else E
     XE1 = X1[:, cols]
@@ -358,7 +387,8 @@ def _binomial(X, y, names, lam, beta, intercept, alpha, alternative, tol_beta, g
     pr = 1 / (1 + np.exp(-eta))
     w = pr * (1 - pr)
     g = X.T @ (y - pr) / lam
-    act = np.zeros(p, bool); act[E] = True
+    act = np.zeros(p, bool)
+    act[E] = True
     dev = float(np.max(np.abs(g[act] - s))) if act.any() else 0.0
     ina = float(np.max(np.abs(g[~act]))) if (~act).any() else 0.0
     if dev > 0.1 or ina > 1.1:
@@ -392,6 +422,7 @@ def _binomial(X, y, names, lam, beta, intercept, alpha, alternative, tol_beta, g
         ci=_ro(out["ci"]), tailarea=_ro(out["tailarea"]), alpha=alpha, sigma=math.nan,
         alternative=alternative, pvalue_naive=_ro(naive), lam=lam,
         sigma_rule="not used (binomial: variance from the Fisher information at beta)",
+        sigma_mode="asymptotic",
         contrasts=_ro(contrasts), constraints_A=_ro(A), constraints_b=_ro(b),
         extra={"solver": solver, "beta": _ro(full), "lasso_sign": _ro(s, int),
                "zscore": _ro(out["estimate"] / out["sd"]), "one_step": _ro(bbar)},

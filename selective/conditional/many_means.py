@@ -130,17 +130,19 @@ def many_means(y, *, alpha: float = 0.1, bh_q: float | None = None, k: int | Non
         c = float(-special.ndtri(bh_q * R / (2 * n)))
         method = f"BH({bh_q:g})"
     m = sel.size
-    mu_hat = np.empty(m); pvals = np.empty(m); ci = np.empty((m, 2))
+    mu_hat = np.empty(m)
+    pvals = np.empty(m)
+    ci = np.empty((m, 2))
     span = 10_000.0
     for i, idx in enumerate(sel):
         zi = float(z[idx])
         pvals[i] = math.exp(float(special.log_ndtr(-abs(zi)) - special.log_ndtr(-c)))
-        mu_hat[i] = _root(lambda mu: _truncated_mean(mu, c) - zi, -span, span)
+        mu_hat[i] = _root(lambda mu, zi=zi: _truncated_mean(mu, c) - zi, -span, span)
         # P_mu(Y >= y | .) increases in mu: lower end where it is alpha/2, upper end where
         # P_mu(Y <= y | .) is alpha/2
         la = math.log(alpha / 2)
-        ci[i, 0] = _root(lambda mu: _log_sf(zi, mu, c) - la, -span, span)
-        ci[i, 1] = _root(lambda mu: -(_log_cdf(zi, mu, c) - la), -span, span)
+        ci[i, 0] = _root(lambda mu, zi=zi, la=la: _log_sf(zi, mu, c) - la, -span, span)
+        ci[i, 1] = _root(lambda mu, zi=zi, la=la: -(_log_cdf(zi, mu, c) - la), -span, span)
     full = np.zeros(n)
     full[sel] = mu_hat * sigma
     return ManyMeansResult(method=method, selected=_ro(sel, int), observed=_ro(y[sel]),

@@ -241,8 +241,8 @@ def truncated_normal_interval(statistic, *, sd, vlo, vup, alpha: float = 0.1,
     high = np.empty(st.shape)
     for idx in np.ndindex(st.shape):
         s = sd[idx]
-        l, h = _truncnorm.interval_standardised(st[idx] / s, lo[idx] / s, hi[idx] / s, alpha, bound)
-        low[idx], high[idx] = l * s, h * s
+        lo_i, hi_i = _truncnorm.interval_standardised(st[idx] / s, lo[idx] / s, hi[idx] / s, alpha, bound)
+        low[idx], high[idx] = lo_i * s, hi_i * s
     if st.ndim == 0:
         return float(low), float(high)
     return low, high

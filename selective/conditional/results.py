@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._sigma import inference_label
+
 __all__ = ["SelectiveInferenceResult", "ManyMeansResult", "GroupInferenceResult"]
 
 _COLUMNS = ("variable", "index", "sign", "estimate", "sd", "statistic", "vlo", "vup", "pvalue",
@@ -30,6 +32,12 @@ class SelectiveInferenceResult:
     ``vlo``, ``vup`` of ``sign * estimate``, the selective p-value, the interval and the tail
     areas at its ends. ``to_frame()`` always has the same columns; NaN where a column does not
     apply (e.g. spacing p-values outside ``lar_inference(..., type="active")``).
+
+    ``sigma_mode`` says how valid the p-values are (``inference`` spells it out):
+    ``"known"`` (sigma supplied: exact conditional), ``"interval"`` (sigma unknown, estimated
+    from the full-model residuals: sup over the ``sigma_interval`` of the conditional p-value
+    plus ``sigma_delta``, valid), ``"plugin"`` (approximate: an estimate plugged in, with
+    ``sigma_df`` degrees of freedom) or ``"asymptotic"`` (binomial family).
     """
 
     __test__ = False
@@ -56,6 +64,10 @@ class SelectiveInferenceResult:
     k: int | None = None         # number of path steps used
     khat: int | None = None      # ForwardStop (type "active") or AIC (type "aic") size
     sigma_rule: str = ""
+    sigma_mode: str = "known"    # "known", "interval", "plugin" or "asymptotic"
+    sigma_interval: tuple[float, float] | None = None  # 1 - sigma_delta interval ("interval")
+    sigma_delta: float | None = None
+    sigma_df: int | None = None  # degrees of freedom of the estimate ("interval", "plugin")
     contrasts: np.ndarray = field(repr=False, default=None)      # vmat, shape (k, n)
     constraints_A: np.ndarray = field(repr=False, default=None)  # selection event A y <= b
     constraints_b: np.ndarray = field(repr=False, default=None)
@@ -66,6 +78,25 @@ class SelectiveInferenceResult:
     def statistic(self) -> np.ndarray:
         """Standardised statistic ``sign * estimate / sd``."""
         return self.sign * self.estimate / self.sd
+
+    @property
+    def inference(self) -> str:
+        """What the p-values are: "exact conditional (sigma known)", "conditional, valid for
+        unknown sigma (...)", "approximate (plug-in sigma, k residual df)", ..."""
+        return inference_label(self.sigma_mode, self.sigma_df, self.sigma_delta)
+
+    def __repr__(self) -> str:
+        return (f"SelectiveInferenceResult(procedure={self.procedure!r}, type={self.type!r}, "
+                f"variables={self.variables!r}, alternative={self.alternative!r}, "
+                f"sigma={self.sigma:.6g}, inference={self.inference!r})")
+
+    def summary(self) -> str:
+        """A plain-text table of the results headed by what the p-values are."""
+        head = (f"{self.procedure}, type={self.type}: {len(self.variables)} variable(s); "
+                f"p-values: {self.inference}; sigma: {self.sigma_rule or 'supplied'}")
+        cols = ["variable", "estimate", "sd", "pvalue", "ci_low", "ci_high"]
+        body = self.to_frame()[cols].to_string(float_format=lambda v: f"{v:.4g}")
+        return head + "\n" + body
 
     @property
     def constraint_bytes(self) -> int:

@@ -1,30 +1,40 @@
-r"""Lasso and stepwise selection compared: naive, max-information-corrected, exact conditional
+r"""Lasso and stepwise selection compared: naive, max-information-corrected, conditional
 and R selectiveInference p-values, per selected variable, in one table.
 
 For a selection made by the lasso at a fixed λ, forward stepwise or least angle regression on
 a DataFrame, :func:`compare_selection` reports for each selected variable
 
-* the **naive** OLS t-test p-value of its coefficient in the regression on the selected
-  variables (statsmodels), which ignores the selection;
+* the **naive** p-value of its coefficient in the regression on the selected variables
+  (statsmodels OLS t-test; logistic Wald test for ``family="binomial"``), which ignores the
+  selection;
 * the **max-information-corrected** p-value, treating the selection as a description-length
   step (THEORY.md 2.5, 5.8): a lasso support of size at most s among p variables has
   :math:`\sum_{j\le s}\binom pj` outcomes, a stepwise path of k ordered steps
   :math:`p!/(p-k)!`; the union-bound and max-information routes of
   :mod:`selective.corrections` (and the mutual-information column) follow;
-* the **exact conditional** (polyhedral) p-value of :mod:`selective.conditional`, which
-  conditions on the selection event (Lee, Sun, Sun and Taylor 2016; Tibshirani, Taylor,
-  Lockhart and Tibshirani 2016);
+* the **conditional** (polyhedral) p-value of :mod:`selective.conditional`, which conditions
+  on the selection event (Lee, Sun, Sun and Taylor 2016; Tibshirani, Taylor, Lockhart and
+  Tibshirani 2016). Its header says how valid it is: *exact conditional* when ``sigma`` is
+  given; *conditional, valid for unknown sigma* when sigma is estimated from the full-model
+  residuals (n > p + intercept: supremum over a confidence interval for sigma plus
+  :math:`\delta`, THEORY.md 3.7); *approximate (plug-in sigma, k residual df)* when no
+  independent estimate exists (n <= p + intercept, with a :class:`SelectiveWarning`) or
+  ``sigma_method="plugin"`` was asked for; *approximate (binomial, asymptotic)* for the
+  binomial lasso (Taylor and Tibshirani 2018);
 * **R selectiveInference**'s p-value for the same analysis when R, rpy2, selectiveInference and
-  glmnet are installed (:mod:`selective.interop.rcompare`).
+  glmnet are installed (:mod:`selective.interop.rcompare`), with R's plug-in of the same
+  sigma value.
 
 All p-values are two-sided (R's one-sided p-values, in the direction of the selected sign,
-are converted as :math:`2\min(p, 1-p)`). The naive and max-information columns use OLS t-tests
-of the coefficient in the selected submodel, exact when that submodel holds.
+are converted as :math:`2\min(p, 1-p)`). The naive and max-information columns use the
+t-tests (Wald tests) of the coefficient in the selected submodel, exact (asymptotic) when
+that submodel holds.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,14 +46,16 @@ from ..accounting.certificates import DescriptionLength
 from ..accounting.ledger import Ledger
 from ..analysis.report import RenderMixin, format_number, format_pvalue
 from ..corrections import correct
+from ..exceptions import SelectiveWarning
 
 __all__ = ["compare_selection", "SelectionComparison", "COMPARISON_COLUMNS"]
 
 METHODS = ("lasso", "fs", "lar")
+FAMILIES = ("gaussian", "binomial")
 COMPARISON_COLUMNS = ("estimate", "pvalue_naive", "pvalue_maxinfo", "pvalue_mutual_info", "pvalue_conditional",
                       "pvalue_r", "ci_conditional_low", "ci_conditional_high")
 _HEADERS = {"estimate": "Estimate", "pvalue_naive": "p (naive OLS)", "pvalue_maxinfo": "p (max-info)",
-            "pvalue_mutual_info": "p (mutual info)", "pvalue_conditional": "p (exact conditional)",
+            "pvalue_mutual_info": "p (mutual info)", "pvalue_conditional": "p (conditional)",
             "pvalue_r": "p (R selectiveInference)", "ci_conditional_low": "CI low (conditional)",
             "ci_conditional_high": "CI high (conditional)"}
 
@@ -63,6 +75,10 @@ class SelectionComparison(RenderMixin):
     r_status : str
         "compared" or why R's column is empty.
     footnote : str
+    conditional_header : str
+        Header of the conditional p-value column, which says how valid it is: "p (exact
+        conditional)" (sigma given), "p (conditional, valid for unknown sigma)", "p
+        (approximate: plug-in sigma, k residual df)" or "p (approximate: binomial, asymptotic)".
     """
 
     frame: pd.DataFrame
@@ -71,13 +87,15 @@ class SelectionComparison(RenderMixin):
     conditional: Any
     r_status: str
     footnote: str = ""
+    conditional_header: str = "p (conditional)"
 
     def _display(self, columns) -> pd.DataFrame:
         cols = COMPARISON_COLUMNS if columns in ("short", "all") else tuple(columns)
         out = pd.DataFrame(index=self.frame.index)
+        headers = {**_HEADERS, "pvalue_conditional": self.conditional_header}
         for c in cols:
             fmt = format_pvalue if c.startswith("pvalue") else format_number
-            out[_HEADERS[c]] = [fmt(x) for x in self.frame[c]]
+            out[headers[c]] = [fmt(x) for x in self.frame[c]]
         out.index.name = "variable"
         return out
 
@@ -85,39 +103,55 @@ class SelectionComparison(RenderMixin):
         return self.frame.to_csv(path_or_buf, **kwargs)
 
 
-def _naive_ols(X: np.ndarray, y: np.ndarray, idx: np.ndarray, intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+def _naive_fit(X: np.ndarray, y: np.ndarray, idx: np.ndarray, intercept: bool,
+               family: str) -> tuple[np.ndarray, np.ndarray]:
+    """Coefficients and two-sided p-values of the selected columns: OLS t-tests (gaussian) or
+    logistic-regression Wald tests (binomial), ignoring the selection."""
     import statsmodels.api as sm
 
     design = X[:, idx]
     if intercept:
         design = sm.add_constant(design, has_constant="add")
-    fit = sm.OLS(y, design).fit()
+    model = sm.OLS(y, design) if family == "gaussian" else sm.Logit(y, design)
+    fit = model.fit() if family == "gaussian" else model.fit(disp=0)
     off = 1 if intercept else 0
     return np.asarray(fit.params)[off:], np.asarray(fit.pvalues)[off:]
+
+
+_SHORT_LABELS = {"known": "exact conditional", "interval": "conditional, valid for unknown sigma",
+                 "asymptotic": "approximate: binomial, asymptotic"}
+
+
+def _conditional_header(res) -> str:
+    if res.sigma_mode == "plugin":
+        return f"p (approximate: plug-in sigma, {res.sigma_df} residual df)"
+    return f"p ({_SHORT_LABELS.get(res.sigma_mode, res.sigma_mode)})"
 
 
 def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso", lam: float | None = None,
                       steps: int | None = None, columns: list[str] | None = None, sigma: float | None = None,
                       max_support: int | None = None, alpha: float = 0.05, intercept: bool = True,
-                      with_r: bool | str = "auto") -> SelectionComparison:
+                      with_r: bool | str = "auto", family: str = "gaussian", sigma_method: str = "auto",
+                      sigma_delta: float | None = None) -> SelectionComparison:
     """Select variables with the lasso / forward stepwise / LAR and compare every p-value column.
 
     Parameters
     ----------
     data : pandas.DataFrame
     response : str
-        Response column.
+        Response column (0/1 for ``family="binomial"``).
     method : {"lasso", "fs", "lar"}
     lam : float
-        Lasso penalty (scale :math:`\\frac12\\|y-Xb\\|^2 + \\lambda\\|b\\|_1`; glmnet's s is lam/n);
-        required for ``method="lasso"``.
+        Lasso penalty (scale :math:`\\frac12\\|y-Xb\\|^2 + \\lambda\\|b\\|_1`, binomial
+        :math:`-\\ell + \\lambda\\|b\\|_1`; glmnet's s is lam/n); required for ``method="lasso"``.
     steps : int
         Number of path steps for "fs" / "lar" (declared before looking); every variable of the
         ``steps``-step model is tested.
     columns : list of str, optional
         Candidate predictors (default: every other numeric column).
     sigma : float, optional
-        Noise sd for the exact conditional inference (default: R selectiveInference's rule).
+        Noise sd (gaussian). Given: the conditional column is exact. Not given: see
+        ``sigma_method``.
     max_support : int, optional
         Largest lasso support declared possible (default p): the description length of the lasso
         selection is :math:`\\sum_{j\\le s}\\binom pj` outcomes.
@@ -125,11 +159,36 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
         Level of the conditional intervals and of the correction's footnote.
     with_r : bool or "auto"
         Run R selectiveInference too: True (raise if unavailable), False, or "auto" (when available).
+    family : {"gaussian", "binomial"}
+        ``"binomial"`` sends a 0/1 response to the binomial lasso of
+        :func:`selective.conditional.fixed_lasso_inference` (asymptotic; Taylor and Tibshirani
+        2018) and uses logistic Wald tests for the naive column; only with ``method="lasso"``.
+    sigma_method : {"auto", "interval", "plugin"}
+        How an unknown sigma is handled (gaussian, ``sigma=None``), as in
+        :func:`selective.conditional.fixed_lasso_inference`: ``"auto"`` uses the valid
+        sup-over-an-interval construction when n > p + intercept and otherwise the plug-in with
+        a :class:`SelectiveWarning`; ``"plugin"`` forces R's plug-in (approximate).
+    sigma_delta : float, optional
+        The :math:`\\delta` of the valid unknown-sigma construction, in (0, alpha); default
+        ``alpha / 10``. The conditional p-values are never below it.
+
+    Returns
+    -------
+    SelectionComparison
+        Its ``conditional_header`` (the header of the conditional column in every rendering)
+        says whether the conditional p-values are exact, valid for unknown sigma, or approximate.
     """
     method = check_choice("method", method, METHODS)
+    family = check_choice("family", family, FAMILIES)
     alpha = check_probability("alpha", alpha, closed="neither")
     if with_r not in (True, False, "auto"):
         raise ValueError(f"`with_r` must be True, False or 'auto'; got {with_r!r}.")
+    if family == "binomial" and method != "lasso":
+        raise ValueError(f"`family`='binomial' is only available with method='lasso' (the binomial lasso of "
+                         f"Taylor & Tibshirani 2018); forward stepwise and LAR inference assume a Gaussian "
+                         f"response. Got method={method!r}.")
+    if family == "binomial" and sigma is not None:
+        raise ValueError(f"`sigma` must be None for family='binomial'; got {sigma!r}.")
     from .. import conditional as cond
     from ..conditional._checks import design_and_response
 
@@ -139,39 +198,54 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
         columns = [c for c in data.columns if c != response and pd.api.types.is_numeric_dtype(data[c])]
     X, y, names = design_and_response(data, response, list(columns))
     n, p = X.shape
-    if method == "lasso":
-        if lam is None:
-            raise ValueError("`lam` is required for method='lasso'; got None.")
-        s = p if max_support is None else check_int("max_support", max_support, low=1, high=p)
-        res = cond.fixed_lasso_inference(X, y, lam, sigma=sigma, intercept=intercept, type="partial",
-                                         alpha=alpha, alternative="two-sided", columns=names)
-        if len(res.variables) > s:
-            raise ValueError(f"the lasso selected {len(res.variables)} variables, more than `max_support` = {s}: "
-                             "the declared outcome count does not cover this selection.")
-        n_out = sum(math.comb(p, j) for j in range(s + 1))
-        label = f"lasso support (size <= {s} of {p}) at lambda = {lam:g}"
-    else:
-        if steps is None:
-            raise ValueError(f"`steps` is required for method={method!r}; got None.")
-        k = check_int("steps", steps, low=1, high=p)
-        path_fn = cond.forward_stepwise if method == "fs" else cond.least_angle_regression
-        inf_fn = cond.fs_inference if method == "fs" else cond.lar_inference
-        path = path_fn(X, y, maxsteps=k, intercept=intercept)
-        res = inf_fn(path, sigma=sigma, alpha=alpha, k=k, type="all", alternative="two-sided")
-        n_out = math.perm(p, k)
-        label = f"{'forward stepwise' if method == 'fs' else 'LAR'} path of {k} steps among {p}"
+    sigma_kw = dict(sigma=sigma, sigma_method=sigma_method, sigma_delta=sigma_delta)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SelectiveWarning)
+        if method == "lasso":
+            if lam is None:
+                raise ValueError("`lam` is required for method='lasso'; got None.")
+            s = p if max_support is None else check_int("max_support", max_support, low=1, high=p)
+            if family == "binomial":
+                res = cond.fixed_lasso_inference(X, y, lam, family="binomial", intercept=intercept, alpha=alpha,
+                                                 alternative="two-sided", columns=names, sigma_method=sigma_method,
+                                                 sigma_delta=sigma_delta)
+            else:
+                res = cond.fixed_lasso_inference(X, y, lam, intercept=intercept, type="partial", alpha=alpha,
+                                                 alternative="two-sided", columns=names, **sigma_kw)
+            if len(res.variables) > s:
+                raise ValueError(f"the lasso selected {len(res.variables)} variables, more than `max_support` = "
+                                 f"{s}: the declared outcome count does not cover this selection.")
+            n_out = sum(math.comb(p, j) for j in range(s + 1))
+            kind = "binomial lasso" if family == "binomial" else "lasso"
+            label = f"{kind} support (size <= {s} of {p}) at lambda = {lam:g}"
+        else:
+            if steps is None:
+                raise ValueError(f"`steps` is required for method={method!r}; got None.")
+            k = check_int("steps", steps, low=1, high=p)
+            path_fn = cond.forward_stepwise if method == "fs" else cond.least_angle_regression
+            inf_fn = cond.fs_inference if method == "fs" else cond.lar_inference
+            path = path_fn(X, y, maxsteps=k, intercept=intercept)
+            res = inf_fn(path, alpha=alpha, k=k, type="all", alternative="two-sided", **sigma_kw)
+            n_out = math.perm(p, k)
+            label = f"{'forward stepwise' if method == 'fs' else 'LAR'} path of {k} steps among {p}"
+    for w in caught:  # re-issue the conditional functions' warnings at the caller's line
+        if issubclass(w.category, SelectiveWarning):
+            warnings.warn(str(w.message), SelectiveWarning, stacklevel=2)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     idx = np.asarray(res.index, dtype=int)
     variables = [names[i] for i in idx]
     if idx.size == 0:
         raise ValueError("the selection chose no variable: nothing to test.")
-    est, p_naive = _naive_ols(X, y, idx, intercept)
+    est, p_naive = _naive_fit(X, y, idx, intercept, family)
     ledger = Ledger(n)
     ledger.record(DescriptionLength(n_out), label)
     corr = correct(p_naive, ledger.totals(), alpha=alpha)
     frame = pd.DataFrame({
         "estimate": est, "pvalue_naive": p_naive, "pvalue_maxinfo": corr.pvalue_maxinfo,
         "pvalue_mutual_info": corr.pvalue_mutual_info, "pvalue_conditional": np.asarray(res.pvalue, dtype=float),
-        "pvalue_r": np.nan, "ci_conditional_low": np.asarray(res.ci)[:, 0], "ci_conditional_high": np.asarray(res.ci)[:, 1],
+        "pvalue_r": np.nan, "ci_conditional_low": np.asarray(res.ci)[:, 0],
+        "ci_conditional_high": np.asarray(res.ci)[:, 1],
     }, index=pd.Index(variables, name="variable"))
     r_status = "not requested"
     if with_r is not False:
@@ -181,7 +255,8 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
         if reason is None:
             fn = {"lasso": "fixedLassoInf", "fs": "fsInf", "lar": "larInf"}[method]
             kw = dict(lam=lam, type="partial") if method == "lasso" else dict(k=steps, type="all", maxsteps=steps)
-            side = compare_with_r(fn, X, y, sigma=res.sigma, alpha=alpha, intercept=intercept, **kw)
+            r_sigma = None if family == "binomial" else res.sigma
+            side = compare_with_r(fn, X, y, sigma=r_sigma, alpha=alpha, intercept=intercept, family=family, **kw)
             r_one = side["pvalue_r"].reindex(idx + 1).to_numpy(dtype=float)
             frame["pvalue_r"] = np.minimum(1.0, 2.0 * np.minimum(r_one, 1.0 - r_one))
             r_status = "compared"
@@ -191,9 +266,16 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
             raise RNotAvailableError(reason)
         else:
             r_status = f"R not available: {reason}"
+    if family == "binomial":
+        sig_note = "binomial one-step estimator, asymptotic normal (Taylor & Tibshirani 2018)"
+    else:
+        sig_note = f"sigma = {res.sigma:.4g}: {res.sigma_rule or 'given'}"
+    r_note = ""
+    if r_status == "compared" and family == "gaussian":
+        r_note = f" R column: R's own computation with sigma = {res.sigma:.4g} plugged in."
     footnote = (f"Selection: {label}; max-information column from its description length "
                 f"({n_out} outcomes, log2 = {math.log2(n_out):.3g} bits; Dwork et al. 2015 Thms 9, 13, 17). "
-                f"Exact conditional p-values: polyhedral lemma, sigma = {res.sigma:.4g} ({res.sigma_rule or 'given'}). "
-                "All p-values two-sided." + ("" if r_status == "compared" else " R column empty: " + r_status))
+                f"Conditional p-values (polyhedral lemma): {res.inference}; {sig_note}. "
+                "All p-values two-sided." + r_note + ("" if r_status == "compared" else " R column empty: " + r_status))
     return SelectionComparison(frame=frame, method=method, n_outcomes=n_out, conditional=res, r_status=r_status,
-                               footnote=footnote)
+                               footnote=footnote, conditional_header=_conditional_header(res))

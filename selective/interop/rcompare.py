@@ -222,13 +222,14 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
                 raise ValueError("R's fixedLassoInf fits the binomial lasso with an intercept only: "
                                  "`intercept` must be True for family='binomial'; got False.")
             ours = fixed_lasso_inference(Xm, yv, lam, beta=beta, family=family, sigma=sigma,
-                                         intercept=intercept, type=type or "partial", alpha=alpha)
+                                         intercept=intercept, type=type or "partial", alpha=alpha,
+                                         sigma_method="plugin")  # R's plug-in when sigma is None
         elif function == "fsInf":
             ours = fs_inference(forward_stepwise(Xm, yv, maxsteps=maxsteps, intercept=intercept),
-                                sigma=sigma, alpha=alpha, k=k, type=type or "active")
+                                sigma=sigma, alpha=alpha, k=k, type=type or "active", sigma_method="plugin")
         else:
             ours = lar_inference(least_angle_regression(Xm, yv, maxsteps=maxsteps, intercept=intercept),
-                                 sigma=sigma, alpha=alpha, k=k, type=type or "active")
+                                 sigma=sigma, alpha=alpha, k=k, type=type or "active", sigma_method="plugin")
         f = ours.to_frame()
         py = pd.DataFrame({"variable": f["index"].to_numpy() + 1, "sign": f["sign"],
                            "estimate": f["estimate"], "sd": f["sd"], "vlo": f["vlo"], "vup": f["vup"],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -70,7 +72,7 @@ class TestFixedLassoInference:
         assert list(frame.columns) == FRAME_COLUMNS
         assert frame["pvalue_spacing"].isna().all()
         assert isinstance(res, SelectiveInferenceResult)
-        with pytest.raises(Exception):
+        with pytest.raises(dataclasses.FrozenInstanceError):
             res.alpha = 0.2  # frozen
 
     def test_full_type_and_no_intercept_run(self):
@@ -80,10 +82,19 @@ class TestFixedLassoInference:
         assert full.variables and noint.variables
         assert list(full.to_frame().columns) == list(noint.to_frame().columns)
 
-    def test_estimated_sigma_warns_when_p_large(self):
+    def test_plugin_sigma_warns_and_is_labelled_approximate(self):
         X, y = _data(n=20, p=15, seed=1)
-        with pytest.warns(SelectiveWarning, match="n < 2p"):
-            fixed_lasso_inference(X, y, 8.0)
+        with pytest.warns(SelectiveWarning, match=r"n < 2p.*approximate \(plug-in sigma, 19 residual df\)"):
+            res = fixed_lasso_inference(X, y, 8.0, sigma_method="plugin")
+        assert res.sigma == pytest.approx(np.std(y, ddof=1))  # R's sd(y) rule when n < 2p
+        assert res.sigma_mode == "plugin" and "exact" not in res.inference
+        # with n = 20 > p + 1 the default is the valid unknown-sigma construction, no warning
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SelectiveWarning)
+            res = fixed_lasso_inference(X, y, 8.0)
+        assert res.sigma_mode == "interval" and res.sigma_df == 20 - 15 - 1
 
     def test_binomial_runs_from_own_solver(self):
         rng = np.random.default_rng(8)
@@ -152,6 +163,9 @@ class TestStepwise:
         res = lar_inference(path, sigma=1.0)
         frame = res.to_frame()
         assert frame[["pvalue_spacing", "pvalue_modspac", "pvalue_covtest"]].notna().all().all()
+        # the exact knot test (both limits from the first t steps' event) is the one-sided test
+        # of the step-t contrast, a positive multiple of the knot vector
+        np.testing.assert_allclose(res.pvalue_modspac, res.pvalue, rtol=1e-9)
 
     def test_fs_inference_iv(self):
         X, y = _data()
@@ -245,7 +259,8 @@ def test_fs_sequential_pvalue_uniform_under_null():
     for _ in range(1000):
         y = rng.standard_normal(n)
         res = fs_inference(forward_stepwise(X, y, maxsteps=2), sigma=1.0)
-        first.append(res.pvalue[0]); second.append(res.pvalue[1])
+        first.append(res.pvalue[0])
+        second.append(res.pvalue[1])
     for pv in (first, second):
         assert scipy.stats.kstest(pv, "uniform").pvalue > FALSE_FAILURE_RATE
 

@@ -97,7 +97,7 @@ class TestTruncatedNormalPvalueOracle:
     def test_pivot_is_vectorised(self):
         z = np.array([1.0, 5.0, 30.0])
         got = truncated_normal_pivot(z, sd=1.0, vlo=0.5, vup=np.inf, mean=np.array([0.0, 1.0, 2.0]))
-        exact = [float(_mp_tail(zz, 0.5, math.inf, m)) for zz, m in zip(z, [0.0, 1.0, 2.0])]
+        exact = [float(_mp_tail(zz, 0.5, math.inf, m)) for zz, m in zip(z, [0.0, 1.0, 2.0], strict=True)]
         assert np.allclose(got, exact, rtol=1e-9, atol=0)
 
 
