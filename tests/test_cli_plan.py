@@ -142,7 +142,7 @@ kind = "welch_t"
 column = "m01"
 group = "arm"
 colour = "red"
-""", r"\[\[test\]\] #1: unknown field\(s\) \['colour'\]"),
+""", r"\[\[test\]\] #1: unknown field\(s\) 'colour' for kind 'welch_t'; allowed: kind, for_each, .*column"),
     ("unknown test column", """
 [[test]]
 kind = "one_sample_t"

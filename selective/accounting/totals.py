@@ -6,8 +6,11 @@ consumed by :mod:`selective.corrections`.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from .._validation import check_probability
 from ..exceptions import NoBoundError
@@ -15,7 +18,7 @@ from ._optim import min_bits_composite
 from .bounds import LOG2_E, _thm20_nats
 from .certificates import ANY_DISTRIBUTION, PRODUCT, MaxInfo, MutualInfo
 
-__all__ = ["MaxInfoFamily", "UnionRoute", "LedgerTotals"]
+__all__ = ["MaxInfoFamily", "UnionRoute", "LedgerTotals", "maxinfo_bound"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,33 +70,60 @@ class MaxInfoFamily:
         ------
         NoBoundError
             When ``beta`` does not exceed the slack already fixed by recorded certificates
-            while description-length blocks still need some.
+            while description-length blocks still need some, or when the bound exceeds the
+            range of a double (it is then vacuous).
         """
-        b = check_probability("beta", beta, closed="neither")
-        R = b - self.fixed_beta
-        J = self.n_blocks
-        if R < 0 or (J > 0 and R <= 0):
-            raise NoBoundError(
-                f"`beta` = {b!r} must exceed the slack {self.fixed_beta!r} already taken by "
-                "recorded max-information certificates."
-            )
-        base = self.fixed_bits + self.log2_n_outcomes
-        # Option A: Theorem 19 for the first DP block (beta 0), any distribution.
-        bits_a = base + LOG2_E * self.prefix_epsilon * self.n_rows + (J * math.log2(J / R) if J else 0.0)
-        best, scope = bits_a, ANY_DISTRIBUTION
-        # Option B: Theorem 20 for the first DP block (product data only).
-        if self.allow_product and self.prefix_epsilon > 0 and R > 0:
-            eps, n = self.prefix_epsilon, self.n_rows
-            if J == 0:
-                bits_b = base + LOG2_E * float(_thm20_nats(eps, n, min(R, 1.0)))
-            else:
-                nats, _ = min_bits_composite(R, eps * eps * n / 2.0, eps * math.sqrt(n / 2.0), J)
-                bits_b = base + LOG2_E * nats
-            if bits_b < best:
-                best, scope = bits_b, PRODUCT
-        if self.product_scope_fixed:
-            scope = PRODUCT
-        return MaxInfo(bits=max(best, 0.0), beta=b, scope=scope)
+        return maxinfo_bound(beta, n_rows=self.n_rows, prefix_epsilon=self.prefix_epsilon, n_blocks=self.n_blocks,
+                             log2_n_outcomes=self.log2_n_outcomes, fixed_bits=self.fixed_bits,
+                             fixed_beta=self.fixed_beta, product_scope_fixed=self.product_scope_fixed,
+                             allow_product=self.allow_product)
+
+
+@functools.lru_cache(maxsize=4096)
+def _composite_nats(R: float, eps: float, n: int, J: int) -> float:
+    """Theorem 20 block plus J description-length blocks at slack R (nats), optimal split. It does
+    not depend on the blocks' sizes, so the ledger's rows solve it once per (R, eps, n, J)."""
+    nats, _ = min_bits_composite(R, eps * eps * n / 2.0, eps * math.sqrt(n / 2.0), J)
+    return nats
+
+
+def maxinfo_bound(beta: float, *, n_rows: int, prefix_epsilon: float, n_blocks: int, log2_n_outcomes: float,
+                  fixed_bits: float, fixed_beta: float, product_scope_fixed: bool, allow_product: bool) -> MaxInfo:
+    """:meth:`MaxInfoFamily.bound` from the family's sums alone, in constant time (the ledger
+    uses it for the cumulative bound after each step without rebuilding the family)."""
+    b = check_probability("beta", beta, closed="neither")
+    R = b - fixed_beta
+    J = n_blocks
+    if R < 0 or (J > 0 and R <= 0):
+        raise NoBoundError(
+            f"`beta` = {b!r} must exceed the slack {fixed_beta!r} already taken by "
+            "recorded max-information certificates."
+        )
+    base = fixed_bits + log2_n_outcomes
+    # Option A: Theorem 19 for the first DP block (beta 0), any distribution.
+    bits_a = base + LOG2_E * prefix_epsilon * n_rows + (J * math.log2(J / R) if J else 0.0)
+    best, scope = bits_a, ANY_DISTRIBUTION
+    # Option B: Theorem 20 for the first DP block (product data only).
+    if allow_product and prefix_epsilon > 0 and R > 0:
+        eps, n = prefix_epsilon, n_rows
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                if J == 0:
+                    bits_b = base + LOG2_E * float(_thm20_nats(eps, n, min(R, 1.0)))
+                else:
+                    bits_b = base + LOG2_E * _composite_nats(R, eps, n, J)
+        except OverflowError:  # beyond the double range: no better than option A
+            bits_b = math.inf
+        if math.isnan(bits_b):
+            bits_b = math.inf
+        if bits_b < best:
+            best, scope = bits_b, PRODUCT
+    if not math.isfinite(best):
+        raise NoBoundError(f"the max-information bound at beta = {b!r} exceeds the range of a double: "
+                           "it is vacuous.")
+    if product_scope_fixed:
+        scope = PRODUCT
+    return MaxInfo(bits=max(best, 0.0), beta=b, scope=scope)
 
 
 @dataclass(frozen=True, slots=True)
