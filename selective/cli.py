@@ -114,7 +114,10 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
                           adjust=args.adjust, output={"file": rel, "format": args.format, "columns": args.columns})
     audit_text = dump_record(record)
     validate_audit(json.loads(audit_text), str(audit_path))  # what is written can be read back
-    write_table_and_audit(out_path, text, audit_path, audit_text)
+    try:
+        write_table_and_audit(out_path, text, audit_path, audit_text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.out + ' and ' if args.out else ''}{audit_path}: {exc}") from None
     if out_path is None:
         sys.stdout.write(text)
     if not args.quiet:

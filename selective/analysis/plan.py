@@ -355,6 +355,15 @@ def _numeric(plan: Plan, where: str, data: pd.DataFrame, cols: tuple[str, ...]) 
                        f"column {c!r} has {n_missing} missing value(s); scores need complete columns.")
 
 
+def _values_present(plan: Plan, where: str, data: pd.DataFrame, column: str, values: tuple) -> None:
+    """A group value the plan names must occur in the data (a typo would silently change the score)."""
+    present = set(data[column].dropna().unique().tolist())
+    missing = [v for v in values if v not in present]
+    if missing:
+        shown = sorted(map(str, present))[:12]
+        raise _err(plan.source, where, f"{brief(missing[0])} is not a value of column {column!r}; it has {shown}.")
+
+
 def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: pd.DataFrame, n_units: int):
     where = f"[[select]] #{i}"
     if s["selector"] == "declared":
@@ -379,6 +388,7 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: pd.DataFrame, n
     if score_name == "welch_t":
         group = _need(plan, where, s, "group", data)
         levels = tuple(_need(plan, where, s, "levels"))
+        _values_present(plan, f"{where} levels", data, group, levels)
         from ..selectors.scores import welch_t_scores
 
         score, sens = (lambda d: welch_t_scores(d, list(cands), group, levels)), None
@@ -393,6 +403,7 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: pd.DataFrame, n
     else:  # signed_mean
         group = _need(plan, where, s, "group", data)
         positive = _need(plan, where, s, "positive")
+        _values_present(plan, f"{where} positive", data, group, (positive,))
         sm = SignedMeanScore(columns=cands, sign_column=group, positive=positive, clip=float(s.get("clip", 3.0)))
         score, sens = (lambda d: sm(d).abs()), sm.sensitivity(n)
     name = score_name.replace("_", " ")
