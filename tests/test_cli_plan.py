@@ -734,7 +734,8 @@ def test_huge_description_length_in_an_audit():
 
     from selective import Analysis
     from selective.accounting import DescriptionLength
-    from selective.analysis.audit import audit_record, dump_record, validate_audit
+    from selective.analysis.audit import audit_record, dump_record, table_from_audit, validate_audit, verify_audit
+    from selective.exceptions import RecordFormatError
     from selective.selectors.base import Selection
 
     d = pd.read_csv(DATA)
@@ -745,8 +746,9 @@ def test_huge_description_length_in_an_audit():
     rec = audit_record(a, a.report())
     text = dump_record(rec)
     assert len(repr(DescriptionLength(big))) < 80
-    back = json.loads(text)
+    back = validate_audit(json.loads(text), "api.json")  # written without a plan: it can be read and shown ...
     cert = back["ledger"]["steps"][0]["certificate"]
     assert cert["n_outcomes"] == hex(big) and cert["log2_n_outcomes"] == math.log2(big)
-    with pytest.raises(Exception, match="no plan"):
-        validate_audit(back, "api.json")  # written without a plan: readable parts are fine, verify refuses it
+    assert len(table_from_audit(back).frame) == 1
+    with pytest.raises(RecordFormatError, match="api.json: field 'plan'.*refuses a record without one"):
+        verify_audit(back, d, source="api.json")  # ... but not verified

@@ -65,7 +65,8 @@ UNVERIFIED_FIELDS = (("created",), ("data", "source"))
 # ------------------------------------------------------------------------------------------
 
 _FINGERPRINT_TAG = b"selective.data-fingerprint.v2\x00"
-_CHUNK_BYTES = 1 << 22  # 4 MiB of values at a time: memory independent of the data size
+_CHUNK_BYTES = 1 << 20  # about 1 MiB of values at a time: memory independent of the data size
+_END = b"\xff"  # ends every cell of a non-numeric column: UTF-8 and the ASCII payloads never hold it
 
 
 def _put(h, payload: bytes) -> None:
@@ -75,7 +76,8 @@ def _put(h, payload: bytes) -> None:
 
 
 def _value_bytes(v: Any) -> bytes:
-    """One cell of a non-numeric column, tagged by its type (exact for every type listed)."""
+    """One cell of a non-numeric column, tagged by its type (exact for every type listed); the
+    payload never holds the byte 0xFF, which ends each cell in the stream."""
     if isinstance(v, str):
         return b"s" + v.encode("utf-8", "surrogatepass")
     if v is None or v is pd.NA or v is pd.NaT:
@@ -88,8 +90,16 @@ def _value_bytes(v: Any) -> bytes:
         f = float(v)
         return b"n" if math.isnan(f) else b"f" + f.hex().encode()
     if isinstance(v, bytes):
-        return b"y" + v
+        return b"y" + v.hex().encode()
     return b"o" + type(v).__name__.encode() + b":" + repr(v).encode("utf-8", "surrogatepass")
+
+
+def _cells_bytes(cells: np.ndarray) -> bytes:
+    """The stream of a chunk of cells: each cell's bytes then 0xFF. The same stream whatever the
+    chunking; chunks of text only take a faster path to it."""
+    if all(type(x) is str for x in cells):
+        return b"s" + b"\xffs".join([x.encode("utf-8", "surrogatepass") for x in cells]) + _END if len(cells) else b""
+    return b"".join([_value_bytes(x) + _END for x in cells])
 
 
 def _numeric_kind(dtype: Any) -> str | None:
@@ -115,14 +125,15 @@ def data_fingerprint(data: pd.DataFrame, *, chunk_bytes: int = _CHUNK_BYTES) -> 
     """SHA-256 (hex) of the values of ``data``, their column names and kinds, in order.
 
     The frame is hashed column by column, in chunks of rows of about ``chunk_bytes`` bytes, so
-    the extra memory does not grow with the data. Numeric columns are hashed as their exact
-    little-endian values (integers as 64-bit, floats as doubles with every NaN made the same);
-    other columns cell by cell, each value tagged by its type (strings as UTF-8, integers in
-    hexadecimal, floats exactly, missing values as one tag). The index is not part of it.
+    the extra memory does not grow with the data (the result does not depend on the chunks).
+    Numeric columns are hashed as their exact little-endian values (integers as 64-bit, floats
+    as doubles with every NaN made the same); other columns cell by cell, each value tagged by
+    its type (strings as UTF-8, integers in hexadecimal, floats exactly, missing values as one
+    tag) and ended by a byte no value uses. The index is not part of it.
 
     The same values, column names and order, and row order give the same fingerprint on every
     platform; any change of a value, even by one ulp, changes it. The hash is SHA-256 over an
-    unambiguous, length-prefixed stream, so two different frames collide only if SHA-256 does.
+    unambiguous stream, so two different frames collide only if SHA-256 does.
     """
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
@@ -141,13 +152,12 @@ def data_fingerprint(data: pd.DataFrame, *, chunk_bytes: int = _CHUNK_BYTES) -> 
                 chunk = np.array(values[a:a + step], dtype=kind, copy=True)
                 if chunk.dtype.kind in "fc":
                     chunk[np.isnan(chunk)] = np.nan  # one NaN whatever its payload
-                h.update(chunk.tobytes())
+                h.update(memoryview(chunk).cast("B"))
         else:
             array = col.array
             step = max(1, chunk_bytes // 64)
             for a in range(0, n_rows, step):
-                cells = np.asarray(array[a:a + step], dtype=object)
-                h.update(b"".join(struct.pack("<Q", len(b)) + b for b in map(_value_bytes, cells)))
+                h.update(_cells_bytes(np.asarray(array[a:a + step], dtype=object)))
     return h.hexdigest()
 
 
@@ -493,19 +503,18 @@ def validate_audit(d: Any, source: str = "audit record") -> dict[str, Any]:
     c.want(_is_int(data["n_rows"]) and data["n_rows"] >= 1, "data.n_rows", data["n_rows"], "an integer >= 1")
     c.seq(data["columns"], "data.columns", lambda x: isinstance(x, str), "a column name")
     c.want(data["source"] is None or isinstance(data["source"], str), "data.source", data["source"], "text or null")
-    c.want(_is_int(d["seed"]) and d["seed"] >= 0, "seed", d["seed"],
-           "a non-negative integer (verify re-runs the plan with it)")
+    c.want(d["seed"] is None or (_is_int(d["seed"]) and d["seed"] >= 0), "seed", d["seed"],
+           "null or a non-negative integer")
     c.want(isinstance(d["alpha"], float) and 0 < d["alpha"] < 1, "alpha", d["alpha"], "a number in (0, 1)")
     c.want(d["n_candidates"] is None or (_is_int(d["n_candidates"]) and d["n_candidates"] >= 1), "n_candidates",
            d["n_candidates"], "null or an integer >= 1")
     c.want(d["adjust"] is None or d["adjust"] in ADJUST_METHODS, "adjust", d["adjust"],
            f"null or one of {', '.join(ADJUST_METHODS)}")
-    if d["plan"] is None:
-        raise c.fail("plan", "the record holds no plan: verify re-runs the plan, so it refuses a record without one.")
-    try:
-        parse_plan(d["plan"], source=f"{source}: field 'plan'")
-    except PlanError as exc:
-        raise RecordFormatError(str(exc)) from None
+    if d["plan"] is not None:  # a record written without a plan can be shown, not verified
+        try:
+            parse_plan(d["plan"], source=f"{source}: field 'plan'")
+        except PlanError as exc:
+            raise RecordFormatError(str(exc)) from None
     Ledger.from_dict(d["ledger"], source=f"{source}: field 'ledger'")
     for i, s in enumerate(c.seq(d["selections"], "selections")):
         where = f"selections[{i}]"
@@ -664,7 +673,7 @@ def _table_rows_readable(record: dict[str, Any], new: dict[str, Any], out: list[
 
 
 def verify_audit(record: dict[str, Any], data: pd.DataFrame, *, audit_path: str | os.PathLike | None = None,
-                 table_path: str | os.PathLike | None = None) -> list[str]:
+                 table_path: str | os.PathLike | None = None, source: str | None = None) -> list[str]:
     """Recompute an audit record from the data and return every difference (empty if none).
 
     The plan in the record is re-run on ``data`` with the record's seed, the table re-made
@@ -687,9 +696,21 @@ def verify_audit(record: dict[str, Any], data: pd.DataFrame, *, audit_path: str 
         Where the record was read from (to find the table file it names).
     table_path : path, optional
         The table file to check instead of the one the record names.
+    source : str, optional
+        The record's file name, for error messages (default: ``audit_path``).
+
+    Raises
+    ------
+    RecordFormatError
+        The record holds no plan (it was written without one): there is nothing to re-run, so
+        it cannot be verified. Replaying its own ledger would only check it against itself.
     """
     from .plan import PlanError, parse_plan, run_plan
 
+    if record.get("plan") is None:
+        name = source or (str(audit_path) if audit_path is not None else "audit record")
+        raise RecordFormatError(f"{name}: field 'plan': the record holds no plan; verify re-runs the plan, so it "
+                                "refuses a record without one.")
     diffs: list[str] = []
     fp = data_fingerprint(data)
     if fp != record["data"]["sha256"]:
