@@ -220,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--columns", choices=("short", "all"), default="short")
     sh.set_defaults(func=_cmd_show)
 
-    ve = sub.add_parser("verify", help="recompute a saved analysis from the data and report any difference")
+    ve = sub.add_parser("verify", help="re-run a saved analysis on the data and report every difference (exact)")
     ve.add_argument("audit", help="audit JSON written by 'selective analyze'")
     ve.add_argument("data", help="the CSV file the analysis claims to be about")
     ve.add_argument("--table", help="the table file to check (default: the one the audit names)")

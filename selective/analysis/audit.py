@@ -30,8 +30,6 @@ import json
 import math
 import os
 import re
-import secrets
-import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,12 +41,14 @@ from .. import __version__
 from ..accounting.certificates import brief, certificate_from_dict
 from ..accounting.ledger import Ledger, load_json
 from ..exceptions import RecordFormatError
+from .files import atomic_write_text, write_table_and_audit
+from .fingerprint import data_fingerprint
 from .report import TABLE_COLUMNS, CorrectedTable
 from .rows import ADJUST_METHODS
 
 __all__ = ["AUDIT_FORMAT", "AUDIT_VERSION", "FORMATS", "data_fingerprint", "audit_record", "render_table",
            "write_audit", "read_audit", "validate_audit", "table_from_audit", "spec_to_dict", "spec_from_dict",
-           "atomic_write_text", "write_table_and_audit", "verify_audit", "sha256_text"]
+           "atomic_write_text", "write_table_and_audit", "sha256_text"]
 
 AUDIT_FORMAT = "selective.audit"
 AUDIT_VERSION = 2  # 2: chunked data fingerprint, the plan as run, the table file's hash
@@ -56,109 +56,6 @@ AUDIT_VERSION = 2  # 2: chunked data fingerprint, the plan as run, the table fil
 FORMATS = ("md", "tex", "html", "csv")
 _COLUMN_SETS = ("short", "all")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-#: fields of a record that are metadata, not results: shown nowhere and not verified
-UNVERIFIED_FIELDS = (("created",), ("data", "source"))
-
-
-# ------------------------------------------------------------------------------------------
-# The data fingerprint
-# ------------------------------------------------------------------------------------------
-
-_FINGERPRINT_TAG = b"selective.data-fingerprint.v2\x00"
-_CHUNK_BYTES = 1 << 20  # about 1 MiB of values at a time: memory independent of the data size
-_END = b"\xff"  # ends every cell of a non-numeric column: UTF-8 and the ASCII payloads never hold it
-
-
-def _put(h, payload: bytes) -> None:
-    """Length-prefixed bytes, so that no two sequences of values give the same stream."""
-    h.update(struct.pack("<Q", len(payload)))
-    h.update(payload)
-
-
-def _value_bytes(v: Any) -> bytes:
-    """One cell of a non-numeric column, tagged by its type (exact for every type listed); the
-    payload never holds the byte 0xFF, which ends each cell in the stream."""
-    if isinstance(v, str):
-        return b"s" + v.encode("utf-8", "surrogatepass")
-    if v is None or v is pd.NA or v is pd.NaT:
-        return b"n"
-    if isinstance(v, (bool, np.bool_)):
-        return b"b1" if v else b"b0"
-    if isinstance(v, (int, np.integer)):
-        return b"i" + format(int(v), "x").encode()  # hexadecimal: exact, no limit on the digits
-    if isinstance(v, (float, np.floating)):
-        f = float(v)
-        return b"n" if math.isnan(f) else b"f" + f.hex().encode()
-    if isinstance(v, bytes):
-        return b"y" + v.hex().encode()
-    return b"o" + type(v).__name__.encode() + b":" + repr(v).encode("utf-8", "surrogatepass")
-
-
-def _cells_bytes(cells: np.ndarray) -> bytes:
-    """The stream of a chunk of cells: each cell's bytes then 0xFF. The same stream whatever the
-    chunking; chunks of text only take a faster path to it."""
-    if all(type(x) is str for x in cells):
-        return b"s" + b"\xffs".join([x.encode("utf-8", "surrogatepass") for x in cells]) + _END if len(cells) else b""
-    return b"".join([_value_bytes(x) + _END for x in cells])
-
-
-def _numeric_kind(dtype: Any) -> str | None:
-    """The canonical little-endian dtype a numpy column is hashed as, or None (cell by cell)."""
-    if not isinstance(dtype, np.dtype):
-        return None
-    if dtype.kind == "b":
-        return "|u1"
-    if dtype.kind == "i":
-        return "<i8"
-    if dtype.kind == "u":
-        return "<u8"
-    if dtype.kind == "f" and dtype.itemsize <= 8:
-        return "<f8"
-    if dtype.kind == "c" and dtype.itemsize <= 16:
-        return "<c16"
-    if dtype.kind in "mM":
-        return dtype.newbyteorder("<").str  # the unit is part of the dtype string
-    return None
-
-
-def data_fingerprint(data: pd.DataFrame, *, chunk_bytes: int = _CHUNK_BYTES) -> str:
-    """SHA-256 (hex) of the values of ``data``, their column names and kinds, in order.
-
-    The frame is hashed column by column, in chunks of rows of about ``chunk_bytes`` bytes, so
-    the extra memory does not grow with the data (the result does not depend on the chunks).
-    Numeric columns are hashed as their exact little-endian values (integers as 64-bit, floats
-    as doubles with every NaN made the same); other columns cell by cell, each value tagged by
-    its type (strings as UTF-8, integers in hexadecimal, floats exactly, missing values as one
-    tag) and ended by a byte no value uses. The index is not part of it.
-
-    The same values, column names and order, and row order give the same fingerprint on every
-    platform; any change of a value, even by one ulp, changes it. The hash is SHA-256 over an
-    unambiguous stream, so two different frames collide only if SHA-256 does.
-    """
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
-    n_rows, n_cols = data.shape
-    h = hashlib.sha256(_FINGERPRINT_TAG)
-    h.update(struct.pack("<QQ", n_rows, n_cols))
-    for j in range(n_cols):
-        col = data.iloc[:, j]
-        _put(h, _value_bytes(data.columns[j]))
-        kind = _numeric_kind(col.dtype)
-        _put(h, (kind or "cells").encode())
-        if kind is not None:
-            values = col.to_numpy(copy=False)
-            step = max(1, chunk_bytes // 16)
-            for a in range(0, n_rows, step):
-                chunk = np.array(values[a:a + step], dtype=kind, copy=True)
-                if chunk.dtype.kind in "fc":
-                    chunk[np.isnan(chunk)] = np.nan  # one NaN whatever its payload
-                h.update(memoryview(chunk).cast("B"))
-        else:
-            array = col.array
-            step = max(1, chunk_bytes // 64)
-            for a in range(0, n_rows, step):
-                h.update(_cells_bytes(np.asarray(array[a:a + step], dtype=object)))
-    return h.hexdigest()
 
 
 def sha256_text(text: str) -> str:
@@ -308,106 +205,6 @@ def dump_record(record: dict[str, Any]) -> str:
 # ------------------------------------------------------------------------------------------
 
 
-def _new_file_mode() -> int:
-    """The mode a new file gets here (0o666 less the umask), read without changing the umask
-    for long: the umask is set and restored at once."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _write_temp(path: Path, text: str) -> Path:
-    """Write ``text`` to a new temporary file next to ``path``, flushed to disk, with the mode
-    ``path`` has (or a new file's mode). The caller renames it or removes it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = _new_file_mode()
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-    except BaseException:
-        _remove(tmp)
-        raise
-    return tmp
-
-
-def _remove(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _sync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory descriptors
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file and a rename (atomic on POSIX).
-
-    An existing file keeps its mode; the temporary file is removed if anything fails
-    (including an interrupt)."""
-    path = Path(path)
-    tmp = _write_temp(path, text)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        _remove(tmp)
-        raise
-    _sync_dir(path.parent)
-    return path
-
-
-def write_table_and_audit(table_path: str | os.PathLike | None, table_text: str,
-                          audit_path: str | os.PathLike, audit_text: str) -> None:
-    """Write a table file and its audit so that no moment leaves a table next to an audit it
-    does not match.
-
-    Order: both texts go to temporary files first (flushed to disk); then the old table is
-    removed, the audit renamed into place, and the table renamed into place last. A kill after
-    any step leaves either the previous audit with no table, the new audit with no table, or
-    both new files; an exception or an interrupt removes the temporary files. Each file keeps
-    the mode its predecessor had.
-    """
-    audit = Path(audit_path)
-    table = None if table_path is None else Path(table_path)
-    temps: list[Path] = []
-    try:
-        tmp_audit = _write_temp(audit, audit_text)
-        temps.append(tmp_audit)
-        if table is not None:
-            tmp_table = _write_temp(table, table_text)
-            temps.append(tmp_table)
-            _remove(table)  # the previous run's table must not outlive the previous run's audit
-        os.replace(tmp_audit, audit)
-        temps.remove(tmp_audit)
-        if table is not None:
-            os.replace(tmp_table, table)
-            temps.remove(tmp_table)
-    except BaseException:
-        for tmp in temps:
-            _remove(tmp)
-        raise
-    for folder in {audit.parent} | ({table.parent} if table is not None else set()):
-        _sync_dir(folder)
-
-
 def write_audit(path: str | os.PathLike, record: dict[str, Any]) -> Path:
     """Write an audit record as indented JSON, atomically."""
     return atomic_write_text(path, dump_record(record))
@@ -484,7 +281,7 @@ def validate_audit(d: Any, source: str = "audit record") -> dict[str, Any]:
         message names ``source`` and the field. A well-formed record may still be forged:
         :func:`verify_audit` recomputes it from the data.
     """
-    from .plan import PlanError, parse_plan
+    from .plan_format import PlanError, parse_plan
 
     c = _Checker(source)
     if not isinstance(d, dict) or d.get("format") != AUDIT_FORMAT:
@@ -597,167 +394,10 @@ def table_from_audit(record: dict[str, Any]) -> CorrectedTable:
                           ledger_rows=t.get("ledger_rows", []))
 
 
-# ------------------------------------------------------------------------------------------
-# Verification
-# ------------------------------------------------------------------------------------------
+def __getattr__(name: str) -> Any:
+    """``verify_audit`` and ``UNVERIFIED_FIELDS`` live in :mod:`selective.analysis.verify`."""
+    if name in ("verify_audit", "UNVERIFIED_FIELDS"):
+        from . import verify
 
-
-def _show(v: Any) -> str:
-    """A value as a reader wants to see it: plain numbers, short text."""
-    if isinstance(v, float):
-        return repr(v)
-    if v is None:
-        return "null"
-    if v in ("nan", "inf", "-inf"):
-        return v
-    if isinstance(v, (list, dict)):
-        text = json.dumps(v)
-        return text if len(text) <= 80 else text[:77] + "..."
-    return brief(v, 80)
-
-
-def _show_pair(a: Any, b: Any) -> tuple[str, str]:
-    """Two differing values; long texts are shown around their first difference."""
-    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > 80:
-        i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-        lo = max(0, i - 30)
-        return (f"...{a[lo:i + 40]!r} (from character {lo})", f"...{b[lo:i + 40]!r}")
-    return _show(a), _show(b)
-
-
-def _same_leaf(a: Any, b: Any) -> bool:
-    """Exact equality of two JSON leaves: same type, and floats equal bit for bit (so 0.0 and
-    -0.0 differ, and 1 differs from 1.0)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return a.hex() == b.hex()
-    return a == b
-
-
-def _compare(old: Any, new: Any, path: str, out: list[str], skip: set[str]) -> None:
-    if path in skip:
-        return
-    if isinstance(old, dict) and isinstance(new, dict):
-        for k in old:
-            if k not in new:
-                out.append(f"{path}.{k}: recorded {_show(old[k])}, not produced by the run")
-        for k in new:
-            if k not in old:
-                out.append(f"{path}.{k}: missing from the record (the run gives {_show(new[k])})")
-        for k in old:
-            if k in new:
-                _compare(old[k], new[k], f"{path}.{k}" if path else k, out, skip)
-        return
-    if isinstance(old, list) and isinstance(new, list):
-        if len(old) != len(new):
-            out.append(f"{path}: recorded {len(old)} item(s), the run gives {len(new)}")
-        for i, (a, b) in enumerate(zip(old, new, strict=False)):
-            _compare(a, b, f"{path}[{i}]", out, skip)
-        return
-    if not _same_leaf(old, new):
-        a, b = _show_pair(old, new)
-        out.append(f"{path}: recorded {a}, the run gives {b}")
-
-
-def _table_rows_readable(record: dict[str, Any], new: dict[str, Any], out: list[str]) -> None:
-    """Name table differences by hypothesis and column, as the table shows them."""
-    old_t, new_t = record["table"], new["table"]
-    if old_t["index"] != new_t["index"]:
-        return
-    for h, a_row, b_row in zip(old_t["index"], old_t["rows"], new_t["rows"], strict=True):
-        for col, a, b in zip(TABLE_COLUMNS, a_row, b_row, strict=True):
-            if not _same_leaf(a, b):
-                shown_a, shown_b = _show_pair(a, b)
-                out.append(f"{h!r} {col}: recorded {shown_a}, the run gives {shown_b}")
-
-
-def verify_audit(record: dict[str, Any], data: pd.DataFrame, *, audit_path: str | os.PathLike | None = None,
-                 table_path: str | os.PathLike | None = None, source: str | None = None) -> list[str]:
-    """Recompute an audit record from the data and return every difference (empty if none).
-
-    The plan in the record is re-run on ``data`` with the record's seed, the table re-made
-    with its adjustment and rendered in its format; the resulting record is compared with the
-    stored one field by field, every field but :data:`UNVERIFIED_FIELDS` (when and from which
-    file name it was made). The comparison is exact: same types, same text, floats equal bit
-    for bit. Floats can be compared exactly because JSON writes the shortest text that reads
-    back to the same double, and the run is deterministic given the data, the plan and the
-    seed, on the same versions of this package and its numerical libraries (a different
-    package version is itself reported). The table file (``table_path``, else the one the
-    record names, relative to the audit's folder) must hash to the recorded SHA-256.
-
-    Parameters
-    ----------
-    record : dict
-        A record checked by :func:`validate_audit` (e.g. from :func:`read_audit`).
-    data : pandas.DataFrame
-        The data the record claims to be about.
-    audit_path : path, optional
-        Where the record was read from (to find the table file it names).
-    table_path : path, optional
-        The table file to check instead of the one the record names.
-    source : str, optional
-        The record's file name, for error messages (default: ``audit_path``).
-
-    Raises
-    ------
-    RecordFormatError
-        The record holds no plan (it was written without one): there is nothing to re-run, so
-        it cannot be verified. Replaying its own ledger would only check it against itself.
-    """
-    from .plan import PlanError, parse_plan, run_plan
-
-    if record.get("plan") is None:
-        name = source or (str(audit_path) if audit_path is not None else "audit record")
-        raise RecordFormatError(f"{name}: field 'plan': the record holds no plan; verify re-runs the plan, so it "
-                                "refuses a record without one.")
-    diffs: list[str] = []
-    fp = data_fingerprint(data)
-    if fp != record["data"]["sha256"]:
-        diffs.append(f"data fingerprint differs: recorded {record['data']['sha256'][:16]}..., "
-                     f"these data give {fp[:16]}...")
-    out = record["output"]
-    plan = parse_plan(record["plan"], source="plan in the audit record")
-    if "seed" not in plan.analysis:
-        return diffs + ["the plan in the audit has no [analysis] seed, so its run cannot be repeated"]
-    try:
-        analysis = run_plan(plan, data)  # with the plan's seed; the record's `seed` is compared below
-        table = analysis.report(adjust=record["adjust"])
-        new = audit_record(analysis, table, plan=record["plan"], data_source=record["data"]["source"],
-                           adjust=record["adjust"], output={k: out[k] for k in ("file", "format", "columns")})
-    except (PlanError, ValueError, TypeError, ArithmeticError) as exc:
-        diffs.append(f"the plan in the audit does not run on these data: {exc}")
-        return diffs
-    new = json.loads(dump_record(new))  # the normal form the file holds
-    skip = {".".join(p) for p in UNVERIFIED_FIELDS}
-    if fp != record["data"]["sha256"]:
-        skip.add("data.sha256")
-    found: list[str] = []
-    _compare(record, new, "", found, skip)
-    table_found: list[str] = []
-    _table_rows_readable(record, new, table_found)
-    if table_found:  # name the table's differences by hypothesis and column, once
-        found = table_found + [f for f in found if not f.startswith("table.rows")]
-    diffs += found
-    diffs += _check_table_file(record, audit_path, table_path)
-    return diffs
-
-
-def _check_table_file(record: dict[str, Any], audit_path: Any, table_path: Any) -> list[str]:
-    out = record["output"]
-    if table_path is None and out["file"] is None:
-        return []
-    if table_path is None:
-        base = Path(audit_path).parent if audit_path is not None else Path.cwd()
-        table_path = base / out["file"]
-    path = Path(table_path)
-    try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return [f"the table file {str(path)!r} the audit names is missing (give it with --table)"]
-    except OSError as exc:
-        return [f"the table file {str(path)!r} cannot be read: {exc}"]
-    if digest != out["sha256"]:
-        return [f"the table file {str(path)!r} is not the table the audit records (SHA-256 {digest[:16]}..., "
-                f"recorded {out['sha256'][:16]}...)"]
-    return []
+        return getattr(verify, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
