@@ -508,8 +508,6 @@ def test_output_files_keep_their_mode(work, capsys):
 def test_interrupted_write_leaves_no_temporary_file_and_no_mismatch(work, capsys, monkeypatch, failing_call, error):
     """An interrupt or an error at the first rename (the audit) or the second (the table): no
     temporary file is left, and no table sits next to an audit it does not match."""
-    from selective.analysis import audit as A
-
     argv = ["analyze", work / "data.csv", "--plan", work / "plan.toml", "--out", work / "t.md", "--quiet"]
     assert run(argv, capsys)[0] == 0
     real, calls = os.replace, []
@@ -520,14 +518,14 @@ def test_interrupted_write_leaves_no_temporary_file_and_no_mismatch(work, capsys
             raise error("stop")
         return real(src, dst)
 
-    monkeypatch.setattr(A.os, "replace", replace)
+    monkeypatch.setattr(os, "replace", replace)
     if error is KeyboardInterrupt:
         with pytest.raises(KeyboardInterrupt):
             main([str(a) for a in argv + ["--format", "csv"]])
     else:
         code, _, err = run(argv + ["--format", "csv"], capsys)
         assert code == 2 and "cannot write" in err and "stop" in err
-    monkeypatch.setattr(A.os, "replace", real)
+    monkeypatch.setattr(os, "replace", real)
     names = sorted(p.name for p in work.iterdir())
     assert not [n for n in names if n.endswith(".tmp")], names
     assert "t.md" not in names  # the previous table went first, the new one never arrived
