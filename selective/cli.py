@@ -11,7 +11,6 @@ was expected; nothing is written); 3 ``verify`` found a difference; 1 internal e
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -26,13 +25,9 @@ class UsageError(Exception):
 
 
 def _render(table, fmt: str, columns: str) -> str:
-    if fmt == "md":
-        return table.to_markdown(columns=columns) + "\n"
-    if fmt == "tex":
-        return table.to_latex(columns=columns)
-    if fmt == "html":
-        return table.to_html(columns=columns)
-    return table.to_csv()
+    from .analysis.audit import render_table
+
+    return render_table(table, fmt, columns)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -84,23 +79,46 @@ def _default_audit_path(args: argparse.Namespace) -> Path:
     return plan.with_name(plan.stem + ".audit.json")
 
 
+def _check_output_paths(args: argparse.Namespace, audit: Path, out: Path | None) -> None:
+    """Refuse, before anything runs, outputs that would overwrite an input or each other."""
+    inputs = {Path(args.data).resolve(): "the data file", Path(args.plan).resolve(): "the plan file"}
+    targets = [("--audit", audit)] + ([("--out", out)] if out is not None else [])
+    for flag, path in targets:
+        resolved = path.resolve()
+        if resolved in inputs:
+            raise UsageError(f"{flag} {str(path)!r} is {inputs[resolved]}; it would be overwritten.")
+        if path.is_dir():
+            raise UsageError(f"{flag} {str(path)!r} is a directory; give a file name.")
+    if out is not None and out.resolve() == audit.resolve():
+        raise UsageError(f"--out and the audit are the same file {str(out)!r}; give --audit another name.")
+
+
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    from .analysis.audit import atomic_write_text, audit_record, write_audit
-    from .analysis.plan import load_plan, run_plan
+    import json
+    import os
+
+    from .analysis.audit import audit_record, dump_record, render_table, validate_audit, write_table_and_audit
+    from .analysis.plan import load_plan, run_plan, with_seed
 
     plan = load_plan(args.plan)
     data = read_data(args.data)
+    audit_path = _default_audit_path(args)
+    out_path = Path(args.out) if args.out else None
+    _check_output_paths(args, audit_path, out_path)
+    # everything is computed and checked before anything is written
     analysis = run_plan(plan, data, seed=args.seed, progress=not args.quiet)
     table = analysis.report(adjust=args.adjust)
-    text = _render(table, args.format, args.columns)
-    record = audit_record(analysis, table, plan=plan.raw, data_source=str(args.data))
-    if args.seed is not None:
-        record["seed"] = args.seed
-    audit_path = _default_audit_path(args)
-    if args.out:
-        atomic_write_text(args.out, text)
-    write_audit(audit_path, record)
-    if not args.out:
+    text = render_table(table, args.format, args.columns)
+    rel = None if out_path is None else os.path.relpath(out_path.resolve(), audit_path.resolve().parent)
+    record = audit_record(analysis, table, plan=with_seed(plan.raw, analysis.seed), data_source=str(args.data),
+                          adjust=args.adjust, output={"file": rel, "format": args.format, "columns": args.columns})
+    audit_text = dump_record(record)
+    validate_audit(json.loads(audit_text), str(audit_path))  # what is written can be read back
+    try:
+        write_table_and_audit(out_path, text, audit_path, audit_text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.out + ' and ' if args.out else ''}{audit_path}: {exc}") from None
+    if out_path is None:
         sys.stdout.write(text)
     if not args.quiet:
         where = f"{args.out} and " if args.out else ""
@@ -109,62 +127,25 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from .analysis.audit import read_audit, table_from_audit
+    from .analysis.audit import read_audit, render_table, table_from_audit
 
     record = read_audit(args.audit)
-    sys.stdout.write(_render(table_from_audit(record), args.format, args.columns))
+    sys.stdout.write(render_table(table_from_audit(record), args.format, args.columns))
     return EXIT_OK
 
 
-def _close(a, b, rtol=1e-10) -> bool:
-    if isinstance(a, str) or isinstance(b, str) or a is None or b is None:
-        return a == b
-    a, b = float(a), float(b)
-    if math.isnan(a) and math.isnan(b):
-        return True
-    return a == b or math.isclose(a, b, rel_tol=rtol, abs_tol=1e-300)
+def verify(record: dict, data, *, audit_path=None, table_path=None) -> list[str]:
+    """Recompute an audit record from the data; return the differences found (empty if none).
+
+    See :func:`selective.analysis.audit.verify_audit`: every field is recomputed and compared
+    exactly, and the table file checked against its recorded SHA-256.
+    """
+    from .analysis.audit import verify_audit
+
+    return verify_audit(record, data, audit_path=audit_path, table_path=table_path)
 
 
-def verify(record: dict, data) -> list[str]:
-    """Recompute an audit record from the data; return the differences found (empty if none)."""
-    from .analysis.audit import data_fingerprint, spec_from_dict, table_from_audit
-    from .analysis.facade import Analysis
-    from .analysis.plan import parse_plan, run_plan
-
-    diffs = []
-    fp = data_fingerprint(data)
-    if fp != record["data"]["sha256"]:
-        diffs.append(f"data fingerprint differs: recorded {record['data']['sha256'][:16]}..., now {fp[:16]}...")
-    if record.get("plan"):
-        analysis = run_plan(parse_plan(record["plan"], source="<plan in audit record>"), data, seed=record.get("seed"))
-        for i, (old, new) in enumerate(zip(record["selections"], analysis.selections)):
-            if [str(v) for v in old["value"]] != [str(v) for v in new.value]:
-                diffs.append(f"selection {i} ({old['label']!r}) differs: recorded {old['value']}, now {list(new.value)}")
-        if len(record["selections"]) != len(analysis.selections):
-            diffs.append("number of selections differs")
-    else:
-        # no plan: replay the recorded selections' certificates and re-run the recorded tests
-        from .accounting.ledger import Ledger
-
-        analysis = Analysis(data, alpha=record["alpha"], n_candidates=record.get("n_candidates"))
-        analysis.ledger = Ledger.from_dict(record["ledger"])
-        for t in record["tests"]:
-            analysis.test(spec_from_dict(t["spec"]))
-    if analysis.ledger.to_dict()["steps"] != record["ledger"]["steps"]:
-        diffs.append("the ledger differs from the recorded one")
-    table = analysis.report(alpha=record["alpha"])
-    old = table_from_audit(record).frame
-    new = table.frame
-    if list(old.index) != list(new.index):
-        diffs.append(f"hypotheses differ: recorded {list(old.index)}, now {list(new.index)}")
-    else:
-        for h in old.index:
-            for c in old.columns:
-                if c == "pvalue_adjusted":
-                    continue
-                if not _close(old.loc[h, c], new.loc[h, c]):
-                    diffs.append(f"{h!r} {c}: recorded {old.loc[h, c]!r}, now {new.loc[h, c]!r}")
-    return diffs
+_MAX_LISTED = 40
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -172,13 +153,17 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
     record = read_audit(args.audit)
     data = read_data(args.data)
-    diffs = verify(record, data)
+    diffs = verify(record, data, audit_path=args.audit, table_path=args.table)
     if diffs:
         print(f"verification FAILED: {len(diffs)} difference(s)")
-        for d in diffs:
+        for d in diffs[:_MAX_LISTED]:
             print(f"- {d}")
+        if len(diffs) > _MAX_LISTED:
+            print(f"- ... and {len(diffs) - _MAX_LISTED} more")
         return EXIT_MISMATCH
-    print(f"verified: {args.audit} reproduces exactly from {args.data}")
+    table = args.table or record["output"]["file"]
+    also = f" (and the table file {table} matches it)" if table else ""
+    print(f"verified: {args.audit} reproduces exactly from {args.data}{also}")
     return EXIT_OK
 
 
@@ -323,9 +308,10 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--columns", choices=("short", "all"), default="short")
     sh.set_defaults(func=_cmd_show)
 
-    ve = sub.add_parser("verify", help="recompute a saved analysis from the data and report any difference")
+    ve = sub.add_parser("verify", help="re-run a saved analysis on the data and report every difference (exact)")
     ve.add_argument("audit", help="audit JSON written by 'selective analyze'")
     ve.add_argument("data", help="the CSV file the analysis claims to be about")
+    ve.add_argument("--table", help="the table file to check (default: the one the audit names)")
     ve.set_defaults(func=_cmd_verify)
 
     ex = sub.add_parser("experiment", help="reproduce an experiment of the source papers")

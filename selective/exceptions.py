@@ -11,6 +11,7 @@ __all__ = [
     "BudgetExceededError",
     "NoBoundError",
     "BudgetExhausted",
+    "RecordFormatError",
 ]
 
 
@@ -34,3 +35,9 @@ class NoBoundError(ValueError):
 class BudgetExhausted(RuntimeError):
     """A mechanism with a finite answering budget (Thresholdout, Sparse Vector) has used it up
     and will not answer further queries."""
+
+
+
+class RecordFormatError(ValueError):
+    """A saved record (a ledger or an audit, as JSON) is malformed or of an unsupported version;
+    the message names the file (or record) and the field, and what was expected."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -142,7 +143,7 @@ kind = "welch_t"
 column = "m01"
 group = "arm"
 colour = "red"
-""", r"\[\[test\]\] #1: unknown field\(s\) \['colour'\]"),
+""", r"\[\[test\]\] #1: unknown field\(s\) 'colour' for kind 'welch_t'; allowed: kind, for_each, .*column"),
     ("unknown test column", """
 [[test]]
 kind = "one_sample_t"
@@ -234,3 +235,518 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
         A.atomic_write_text(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]  # no temporary file left behind
+
+
+# ------------------------------------------------------------------------------------------
+# Forged audits: verify recomputes and compares every field
+# ------------------------------------------------------------------------------------------
+
+RICH_PLAN = """
+[analysis]
+alpha = 0.1
+seed = 11
+n_candidates = 40
+
+[[select]]
+selector = "noisy_top_k"
+k = 2
+candidates_like = "m0*"
+score = "signed_mean"
+group = "arm"
+positive = "treatment"
+epsilon = 2.0
+label = "noisy screen"
+
+[[select]]
+selector = "top_k"
+k = 1
+candidates = ["m10", "m11", "m12"]
+score = "abs_corr"
+target = "age"
+
+[[test]]
+kind = "welch_t"
+for_each = 1
+column = "{selected}"
+group = "arm"
+levels = ["treatment", "control"]
+
+[[test]]
+kind = "pearson"
+for_each = 2
+column1 = "{selected}"
+column2 = "age"
+label = "corr({selected}, age)"
+"""
+
+
+@pytest.fixture()
+def rich_audit(work, capsys):
+    """A real audit (two steps, one of them DP, three tests, an adjustment) and its table file,
+    on a smaller copy of the data (``data.csv`` in the folder is replaced by it)."""
+    d = pd.read_csv(work / "data.csv")
+    d[["arm", "age"] + [f"m{i:02d}" for i in range(1, 13)]].iloc[:240].to_csv(work / "data.csv", index=False)
+    plan = write_plan(work / "rich.toml", RICH_PLAN)
+    code, _, err = run(["analyze", work / "data.csv", "--plan", plan, "--out", work / "rich.md", "--adjust",
+                        "bonferroni", "--quiet"], capsys)
+    assert code == 0, err
+    return work / "rich.audit.json"
+
+
+def _leaves(x, path=()):
+    """Every leaf of a JSON value with its path, and every list item and dict key (structure)."""
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield ("drop", path + (k,), None)
+            yield from _leaves(v, path + (k,))
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield ("drop", path + (i,), None)
+            yield from _leaves(v, path + (i,))
+    else:
+        yield ("edit", path, x)
+
+
+def _edited(value):
+    """A different value of the same kind, as small a change as possible."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return float(np.nextafter(value, np.inf))  # one ulp
+    if isinstance(value, str):
+        if value in ("nan", "inf", "-inf"):
+            return "inf" if value == "nan" else "nan"
+        if len(value) == 64 and all(ch in "0123456789abcdef" for ch in value):
+            return value[:-1] + ("0" if value[-1] != "0" else "1")
+        return value + " "
+    return 1  # null
+
+
+def _apply(record, kind, path, value):
+    rec = json.loads(json.dumps(record))
+    *parent_path, last = path
+    parent = rec
+    for p in parent_path:
+        parent = parent[p]
+    if kind == "drop":
+        del parent[last]
+    else:
+        parent[last] = _edited(value)
+    return rec
+
+
+def test_every_single_field_edit_fails_verification(work, rich_audit):
+    """Edit each field of a real audit in turn (each number by one ulp or one unit, each text by
+    one character, each item or key removed): the edited record is refused as malformed or
+    verify reports a difference. Only when and from which file name the record was made are
+    metadata that nothing recomputes."""
+    from selective.analysis.audit import UNVERIFIED_FIELDS, validate_audit, verify_audit
+    from selective.exceptions import RecordFormatError
+
+    record = read_audit(rich_audit)
+    data = pd.read_csv(work / "data.csv")
+    assert verify_audit(record, data, audit_path=rich_audit) == []
+    assert record["adjust"] == "bonferroni" and len(record["tests"]) == 3 and len(record["ledger"]["steps"]) == 2
+    unverified = {tuple(p) for p in UNVERIFIED_FIELDS}
+    silent, n_refused, n_detected = [], 0, 0
+    for kind, path, value in _leaves(record):
+        if path in unverified or path[:1] == ("created",):
+            continue
+        forged = _apply(record, kind, path, value)
+        try:
+            validate_audit(forged, "forged")
+        except RecordFormatError:
+            n_refused += 1
+            continue
+        if verify_audit(forged, data, audit_path=rich_audit):
+            n_detected += 1
+        else:
+            silent.append((kind, path))
+    assert silent == []
+    assert n_detected > 100 and n_refused > 100  # both defences are exercised
+
+
+def test_forged_columns_are_detected(work, rich_audit, capsys):
+    """The fields the reviewer forged: the adjusted p-value, the footnote, n_candidates, a test
+    result, and a change far below 1e-10; verify names each, in plain numbers."""
+    rec = json.loads(rich_audit.read_text())
+    cols = rec["table"]["columns"]
+    forgeries = [
+        lambda r: r["table"]["rows"][0].__setitem__(cols.index("pvalue_adjusted"), 0.001),
+        lambda r: r["table"].__setitem__("footnote", r["table"]["footnote"].replace("Bonferroni", "Bonferoni")),
+        lambda r: r.__setitem__("n_candidates", 4),
+        lambda r: r["tests"][0]["result"].__setitem__("pvalue_naive", r["tests"][0]["result"]["pvalue_naive"] / 2),
+        lambda r: r["table"]["rows"][1].__setitem__(cols.index("pvalue_best"),
+                                                    r["table"]["rows"][1][cols.index("pvalue_best")] * (1 + 1e-15)),
+    ]
+    names = ["pvalue_adjusted", "table.footnote", "n_candidates", "tests[0].result.pvalue_naive", "pvalue_best"]
+    for forge, name in zip(forgeries, names, strict=True):
+        r = json.loads(json.dumps(rec))
+        forge(r)
+        write_audit(work / "forged.json", r)
+        code, out, _ = run(["verify", work / "forged.json", work / "data.csv", "--table", work / "rich.md"], capsys)
+        assert code == 3, name
+        assert name in out and "np.float64" not in out
+
+
+def test_verify_prints_plain_numbers(work, rich_audit, capsys):
+    rec = json.loads(rich_audit.read_text())
+    col = rec["table"]["columns"].index("pvalue_adjusted")
+    rec["table"]["rows"][0][col] = 0.001
+    write_audit(work / "forged.json", rec)
+    code, out, _ = run(["verify", work / "forged.json", work / "data.csv", "--table", work / "rich.md"], capsys)
+    assert code == 3
+    assert "pvalue_adjusted: recorded 0.001, the run gives " in out and "np." not in out
+
+
+def test_audit_without_its_plan_is_refused(work, rich_audit, capsys):
+    """`plan: null` used to make verify replay the recorded ledger: an audit with an empty
+    ledger and naive p-values as "best valid" verified. Now such a record is refused."""
+    rec = json.loads(rich_audit.read_text())
+    rec["plan"] = None
+    rec["ledger"]["steps"] = []
+    write_audit(work / "noplan.json", rec)
+    code, out, err = run(["verify", work / "noplan.json", work / "data.csv"], capsys)
+    assert code == 2 and "verified" not in out
+    assert "noplan.json" in err and "'plan'" in err and "refuses a record without one" in err
+
+
+def test_missing_or_replaced_table_file_fails(work, rich_audit, capsys):
+    code, out, _ = run(["verify", rich_audit, work / "data.csv"], capsys)
+    assert code == 0 and "rich.md matches" in out
+    (work / "rich.md").write_text((work / "rich.md").read_text().replace("0.", "0,", 1))
+    code, out, _ = run(["verify", rich_audit, work / "data.csv"], capsys)
+    assert code == 3 and "is not the table the audit records" in out
+    (work / "rich.md").unlink()
+    code, out, _ = run(["verify", rich_audit, work / "data.csv"], capsys)
+    assert code == 3 and "is missing" in out
+
+
+def test_verify_on_data_with_missing_values_is_a_mismatch(work, rich_audit, capsys):
+    d = pd.read_csv(work / "data.csv")
+    d.loc[3, "m01"] = np.nan
+    d.to_csv(work / "nan.csv", index=False)
+    code, out, _ = run(["verify", rich_audit, work / "nan.csv"], capsys)
+    assert code == 3
+    assert "fingerprint differs" in out and "does not run on these data" in out and "missing value" in out
+
+
+def test_version_1_audits_are_refused_with_a_reason(work, rich_audit, capsys):
+    rec = json.loads(rich_audit.read_text())
+    rec["version"] = 1
+    write_audit(work / "old.json", rec)
+    code, _, err = run(["show", work / "old.json"], capsys)
+    assert code == 2 and "Version 1 audits (CSV fingerprints) are no longer read" in err
+
+
+# ------------------------------------------------------------------------------------------
+# Seeds, progress, writing
+# ------------------------------------------------------------------------------------------
+
+DP_PLAN_NO_SEED = """
+[[select]]
+selector = "noisy_top_k"
+k = 2
+candidates_like = "m0*"
+score = "clipped_mean"
+epsilon = 0.5
+[[test]]
+kind = "one_sample_t"
+for_each = 1
+column = "{selected}"
+"""
+
+
+def test_dp_plan_without_seed_draws_records_and_verifies(work, capsys):
+    plan = write_plan(work / "dp.toml", DP_PLAN_NO_SEED)
+    seeds = []
+    for name in ("a", "b"):
+        code, _, err = run(["analyze", work / "data.csv", "--plan", plan, "--out", work / f"{name}.md", "--quiet"],
+                           capsys)
+        assert code == 0, err
+        rec = read_audit(work / f"{name}.audit.json")
+        assert rec["seed"] == rec["plan"]["analysis"]["seed"]
+        seeds.append(rec["seed"])
+        code, out, _ = run(["verify", work / f"{name}.audit.json", work / "data.csv"], capsys)
+        assert code == 0, out
+    assert seeds[0] != seeds[1] and min(seeds) > 2**64  # 128 bits of entropy, drawn afresh
+
+
+def test_seed_override_is_written_into_the_plan(work, capsys):
+    code, _, err = run(["analyze", work / "data.csv", "--plan", work / "plan.toml", "--seed", "5", "--quiet",
+                        "--audit", work / "a.json"], capsys)
+    assert code == 0, err
+    rec = read_audit(work / "a.json")
+    assert rec["seed"] == 5 and rec["plan"]["analysis"]["seed"] == 5
+    assert run(["verify", work / "a.json", work / "data.csv"], capsys)[0] == 0
+
+
+def test_no_progress_bar_for_a_short_run(work, capsys):
+    code, out, err = run(["analyze", work / "data.csv", "--plan", work / "plan.toml", "--out", work / "t.md"], capsys)
+    assert code == 0
+    assert err.strip().splitlines() == [f"wrote {work / 't.md'} and {work / 't.audit.json'}"]
+
+
+def test_output_files_keep_their_mode(work, capsys):
+    argv = ["analyze", work / "data.csv", "--plan", work / "plan.toml", "--out", work / "t.md", "--quiet"]
+    assert run(argv, capsys)[0] == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (work / "t.md").stat().st_mode & 0o777 == 0o666 & ~umask  # new files: the usual mode
+    os.chmod(work / "t.md", 0o640)
+    os.chmod(work / "t.audit.json", 0o604)
+    assert run(argv + ["--format", "csv"], capsys)[0] == 0
+    assert (work / "t.md").stat().st_mode & 0o777 == 0o640
+    assert (work / "t.audit.json").stat().st_mode & 0o777 == 0o604
+    assert (work / "t.md").read_text().startswith("hypothesis,")
+
+
+@pytest.mark.parametrize("failing_call", [1, 2])
+@pytest.mark.parametrize("error", [KeyboardInterrupt, OSError])
+def test_interrupted_write_leaves_no_temporary_file_and_no_mismatch(work, capsys, monkeypatch, failing_call, error):
+    """An interrupt or an error at the first rename (the audit) or the second (the table): no
+    temporary file is left, and no table sits next to an audit it does not match."""
+    argv = ["analyze", work / "data.csv", "--plan", work / "plan.toml", "--out", work / "t.md", "--quiet"]
+    assert run(argv, capsys)[0] == 0
+    real, calls = os.replace, []
+
+    def replace(src, dst):
+        calls.append(dst)
+        if len(calls) == failing_call:
+            raise error("stop")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    if error is KeyboardInterrupt:
+        with pytest.raises(KeyboardInterrupt):
+            main([str(a) for a in argv + ["--format", "csv"]])
+    else:
+        code, _, err = run(argv + ["--format", "csv"], capsys)
+        assert code == 2 and "cannot write" in err and "stop" in err
+    monkeypatch.setattr(os, "replace", real)
+    names = sorted(p.name for p in work.iterdir())
+    assert not [n for n in names if n.endswith(".tmp")], names
+    assert "t.md" not in names  # the previous table went first, the new one never arrived
+    assert "t.audit.json" in names
+    read_audit(work / "t.audit.json")
+
+
+def test_a_failure_before_writing_changes_nothing(work, capsys, monkeypatch):
+    """Everything is computed and checked before the first byte is written."""
+    from selective.analysis import audit as A
+
+    argv = ["analyze", work / "data.csv", "--plan", work / "plan.toml", "--out", work / "t.md", "--quiet"]
+    assert run(argv, capsys)[0] == 0
+    before = {p.name: p.read_bytes() for p in work.iterdir()}
+
+    def broken(*args, **kwargs):
+        raise ValueError("the audit record cannot be written as JSON: NaN")
+
+    monkeypatch.setattr(A, "dump_record", broken)
+    code, _, err = run(argv + ["--format", "csv"], capsys)
+    assert code == 2 and "cannot be written" in err
+    assert {p.name: p.read_bytes() for p in work.iterdir()} == before
+
+
+def test_outputs_may_not_overwrite_inputs(work, capsys):
+    code, _, err = run(["analyze", work / "data.csv", "--plan", work / "plan.toml", "--audit", work / "data.csv"],
+                       capsys)
+    assert code == 2 and "is the data file" in err
+    code, _, err = run(["analyze", work / "data.csv", "--plan", work / "plan.toml", "--out", work / "x.json",
+                        "--audit", work / "x.json"], capsys)
+    assert code == 2 and "same file" in err
+
+
+# ------------------------------------------------------------------------------------------
+# Plan files: unknown keys, real booleans, errors that name the file and the section
+# ------------------------------------------------------------------------------------------
+
+_SELECT = """
+[[select]]
+selector = "top_k"
+k = 1
+candidates = ["m01", "m02"]
+score = "abs_mean"
+{extra}
+[[test]]
+kind = "one_sample_t"
+for_each = 1
+column = "{{selected}}"
+"""
+
+STRICT_PLANS = [
+    ("unknown select key", 'colour = "red"',
+     r"\[\[select\]\] #1: unknown field\(s\) 'colour' for selector 'top_k' with score 'abs_mean'; allowed: "
+     r"selector, label, k, candidates, candidates_like, score, ordered\."),
+    ("misspelt score option", "clp = 2.0", r"unknown field\(s\) 'clp'"),
+    ("string for a boolean", 'ordered = "no"', r"\[\[select\]\] #1 ordered: must be true or false \(a TOML boolean\); "
+                                               r"got 'no'"),
+    ("integer for a boolean", "ordered = 0", r"ordered: must be true or false"),
+    ("date as a label", "label = 1979-05-27", r"\[\[select\]\] #1 label: must be a string; got datetime.date"),
+    ("boolean for k", "k2 = 1", r"unknown field\(s\) 'k2'"),
+]
+
+
+@pytest.mark.parametrize("name,extra,match", STRICT_PLANS, ids=[p[0] for p in STRICT_PLANS])
+def test_plans_are_checked_strictly(work, capsys, name, extra, match):
+    plan = write_plan(work / "strict.toml", _SELECT.format(extra=extra))
+    before = set(work.iterdir())
+    code, _, err = run(["analyze", work / "data.csv", "--plan", plan, "--out", work / "o.md", "--quiet"], capsys)
+    assert code == 2
+    assert "strict.toml" in err
+    import re
+
+    assert re.search(match, err), err
+    assert set(work.iterdir()) == before
+
+
+MORE_BAD_PLANS = [
+    ("non-finite epsilon", """
+[[select]]
+selector = "noisy_top_k"
+k = 1
+candidates = ["m01", "m02"]
+score = "clipped_mean"
+epsilon = nan
+[[test]]
+kind = "one_sample_t"
+column = "m01"
+""", r"\[\[select\]\] #1 epsilon: must be a finite positive number"),
+    ("boolean k", """
+[[select]]
+selector = "top_k"
+k = true
+candidates = ["m01", "m02"]
+score = "abs_mean"
+[[test]]
+kind = "one_sample_t"
+column = "m01"
+""", r"\[\[select\]\] #1 k: must be an integer >= 1; got True"),
+    ("unknown analysis key", """
+[analysis]
+alpah = 0.05
+[[test]]
+kind = "one_sample_t"
+column = "m01"
+""", r"\[analysis\]: unknown field\(s\) 'alpah' in \[analysis\]; allowed: alpha, seed"),
+    ("date in a test", """
+[[test]]
+kind = "one_sample_t"
+column = "m01"
+value = 2020-01-01T00:00:00
+""", r"\[\[test\]\] #1 value: must be a string, a number, a boolean or an array"),
+    ("bad test value at construction", """
+[[test]]
+kind = "one_sample_t"
+column = "m01"
+confidence_level = 1.5
+""", r"\[\[test\]\] #1: ValueError: .*confidence_level"),
+    ("formula error while running", """
+[[test]]
+kind = "ols"
+formula = "m01 ~ C(arm"
+term = "age"
+""", r"\[\[test\]\] #1: \w+Error"),
+    ("group value absent from the data", """
+[[select]]
+selector = "top_k"
+k = 1
+candidates = ["m01", "m02"]
+score = "welch_t"
+group = "arm"
+levels = ["treatment", "nobody"]
+[[test]]
+kind = "one_sample_t"
+column = "m01"
+""", r"\[\[select\]\] #1 levels: 'nobody' is not a value of column 'arm'; it has \['control', 'treatment'\]"),
+    ("score that fails on the data", """
+[[select]]
+selector = "top_k"
+k = 1
+candidates = ["m01", "m02"]
+score = "abs_corr"
+target = "arm"
+[[test]]
+kind = "one_sample_t"
+column = "m01"
+""", r"\[\[select\]\] #1: \w+Error"),
+]
+
+
+@pytest.mark.parametrize("name,text,match", MORE_BAD_PLANS, ids=[p[0] for p in MORE_BAD_PLANS])
+def test_errors_name_the_file_and_the_section(work, capsys, name, text, match):
+    plan = write_plan(work / "bad.toml", text)
+    before = set(work.iterdir())
+    code, _, err = run(["analyze", work / "data.csv", "--plan", plan, "--out", work / "o.md", "--quiet"], capsys)
+    assert code == 2, err
+    assert "bad.toml" in err
+    import re
+
+    assert re.search(match, err), err
+    assert set(work.iterdir()) == before
+
+
+def test_units_in_a_plan(work, capsys):
+    d = pd.read_csv(work / "data.csv")
+    d["site"] = np.arange(len(d)) // 3
+    d.to_csv(work / "sites.csv", index=False)
+    text = (work / "plan.toml").read_text().replace("n_candidates = 120", 'n_candidates = 120\nunits = "site"')
+    plan = write_plan(work / "units.toml", text)
+    code, out, err = run(["analyze", work / "sites.csv", "--plan", plan, "--out", work / "u.md", "--quiet"], capsys)
+    assert code == 0, err
+    assert "n = 200 independent units ('site', up to 3 rows each" in (work / "u.md").read_text()
+    assert run(["verify", work / "u.audit.json", work / "sites.csv"], capsys)[0] == 0
+
+
+# ------------------------------------------------------------------------------------------
+# Fingerprints and big certificates in audits
+# ------------------------------------------------------------------------------------------
+
+
+def test_fingerprint_kinds_names_and_chunks():
+    d = pd.DataFrame({"x": [1.0, np.nan, -0.0], "n": [1, 2, 3], "s": ["a", None, "é"], "b": [True, False, True]})
+    fp = data_fingerprint(d)
+    assert fp == data_fingerprint(d, chunk_bytes=16)  # chunking does not change it
+    assert fp == data_fingerprint(d.copy())
+    variants = [
+        d.rename(columns={"x": "y"}),
+        d[["n", "x", "s", "b"]],
+        d.iloc[::-1].reset_index(drop=True),
+        d.assign(x=[1.0, np.nan, 0.0]),  # -0.0 and 0.0 differ
+        d.assign(n=[1.0, 2.0, 3.0]),  # integers and floats differ
+        d.assign(s=["a", "", "é"]),  # a missing value is not an empty string
+        d.assign(s=["a", None, "e"]),
+        d.iloc[:2],
+    ]
+    assert len({fp} | {data_fingerprint(v) for v in variants}) == len(variants) + 1
+    assert data_fingerprint(d.set_index("n")) != fp  # the index is not hashed, but the columns are
+    nan_payload = np.array([np.nan, np.frombuffer(np.uint64(0x7FF8000000000001).tobytes(), dtype=float)[0]])
+    one, other = (data_fingerprint(pd.DataFrame({"x": nan_payload[i:i + 1]})) for i in (0, 1))
+    assert one == other  # every NaN is the same missing value
+
+
+def test_huge_description_length_in_an_audit():
+    import math
+
+    from selective import Analysis
+    from selective.accounting import DescriptionLength
+    from selective.analysis.audit import audit_record, dump_record, table_from_audit, validate_audit, verify_audit
+    from selective.exceptions import RecordFormatError
+    from selective.selectors.base import Selection
+
+    d = pd.read_csv(DATA)
+    a = Analysis(d, rng=1)
+    big = math.comb(20_000, 2_000)  # about 2,750 decimal digits... and far more bits than a double holds exactly
+    a.record(Selection(value=("m01",), certificate=DescriptionLength(big), label="huge"))
+    a.test(TwoSampleTTest(column="m01", group="arm", levels=("treatment", "control"), usevar="unequal"))
+    rec = audit_record(a, a.report())
+    text = dump_record(rec)
+    assert len(repr(DescriptionLength(big))) < 80
+    back = validate_audit(json.loads(text), "api.json")  # written without a plan: it can be read and shown ...
+    cert = back["ledger"]["steps"][0]["certificate"]
+    assert cert["n_outcomes"] == hex(big) and cert["log2_n_outcomes"] == math.log2(big)
+    assert len(table_from_audit(back).frame) == 1
+    with pytest.raises(RecordFormatError, match="api.json: field 'plan'.*refuses a record without one"):
+        verify_audit(back, d, source="api.json")  # ... but not verified

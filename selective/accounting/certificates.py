@@ -12,10 +12,12 @@ probabilities; mutual information is stored in **bits** (``bits`` in the name).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
 
 from .._validation import check_in_interval, check_int, check_positive, check_probability
+from ..exceptions import RecordFormatError
 
 __all__ = [
     "ANY_DISTRIBUTION",
@@ -35,6 +37,10 @@ ANY_DISTRIBUTION = "any distribution"
 PRODUCT = "product"
 Scope = Literal["any distribution", "product"]
 _SCOPES = (ANY_DISTRIBUTION, PRODUCT)
+#: counts with at least this many bits are written as hexadecimal text (beyond the exact
+#: integers of a double, 2**53, some JSON readers would round them)
+TEXT_COUNT_BITS = 54
+_HEX_COUNT = re.compile(r"0x[0-9a-f]+")
 
 
 def _check_scope(scope: Any) -> str:
@@ -117,12 +123,15 @@ class ZCDP:
         return f"ZCDP(rho={self.rho:.6g})"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class DescriptionLength:
     """The step's output takes at most ``n_outcomes`` values (for every fixing of its coins).
 
     ``n_outcomes`` is an exact integer of any size (e.g. C(10000, 50)); bounds use its base-2
-    logarithm, available as :attr:`log2_n_outcomes`.
+    logarithm, available as :attr:`log2_n_outcomes`. Counts of :data:`TEXT_COUNT_BITS` bits or
+    more are written by :meth:`to_dict` as hexadecimal text (exact, and free of the limit on
+    decimal conversion of huge integers) together with their ``log2_n_outcomes`` for display;
+    the repr shows such counts by their logarithm.
     """
 
     n_outcomes: int
@@ -137,11 +146,21 @@ class DescriptionLength:
         return math.log2(self.n_outcomes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "n_outcomes": self.n_outcomes}
+        n = self.n_outcomes
+        if n.bit_length() < TEXT_COUNT_BITS:
+            return {"kind": self.kind, "n_outcomes": n}
+        return {"kind": self.kind, "n_outcomes": hex(n), "log2_n_outcomes": self.log2_n_outcomes}
+
+    def _shown(self) -> str:
+        n = self.n_outcomes
+        return f"{n}" if n < 10**9 else f"2^{self.log2_n_outcomes:.2f}"
 
     def describe(self) -> str:
+        return f"DescriptionLength(n_outcomes={self._shown()})"
+
+    def __repr__(self) -> str:
         n = self.n_outcomes
-        shown = f"{n}" if n < 10**9 else f"2^{self.log2_n_outcomes:.2f}"
+        shown = f"{n}" if n.bit_length() < TEXT_COUNT_BITS else f"2**{self.log2_n_outcomes:.6f} (approx.)"
         return f"DescriptionLength(n_outcomes={shown})"
 
 
@@ -204,12 +223,70 @@ Certificate = PureDP | ApproxDP | ZCDP | DescriptionLength | MaxInfo | MutualInf
 _KINDS = {c.kind: c for c in (PureDP, ApproxDP, ZCDP, DescriptionLength, MaxInfo, MutualInfo)}
 
 
-def certificate_from_dict(d: dict[str, Any]) -> Certificate:
-    """Rebuild a certificate from its ``to_dict()`` form (used by ``Ledger.from_json``)."""
+def brief(value: Any, limit: int = 40) -> str:
+    """A short, safe rendering of any value for an error message: never raises, never prints
+    thousands of digits (huge integers are shown by their size)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"<integer of {value.bit_length()} bits>"
+    try:
+        text = repr(value)
+    except Exception:  # a value whose repr fails is shown by its type
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _count_from_record(value: Any, where: str) -> int:
+    """A count written by :meth:`DescriptionLength.to_dict`: an integer, or hexadecimal text."""
+    if isinstance(value, str):
+        if not _HEX_COUNT.fullmatch(value):
+            raise RecordFormatError(f"{where}: field 'n_outcomes' must be an integer or hexadecimal text "
+                                    f"such as '0x1f'; got {brief(value)}.")
+        return int(value, 16)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RecordFormatError(f"{where}: field 'n_outcomes' must be an integer or hexadecimal text; "
+                                f"got {type(value).__name__}.")
+    return value
+
+
+def certificate_from_dict(d: dict[str, Any], *, where: str = "certificate") -> Certificate:
+    """Rebuild a certificate from its ``to_dict()`` form (used by ``Ledger.from_json``).
+
+    Parameters
+    ----------
+    d : dict
+        The record: ``kind`` and the certificate's fields, nothing else.
+    where : str
+        Where the record sits (file and field), for error messages.
+
+    Raises
+    ------
+    RecordFormatError
+        The record is not a dict, names an unknown kind or field, or holds a value the
+        certificate refuses; the message names ``where`` and the field.
+    """
     if not isinstance(d, dict) or "kind" not in d:
-        raise ValueError(f"a certificate record must be a dict with a 'kind' field; got {d!r}.")
+        shown = type(d).__name__ if not isinstance(d, dict) else f"a dict with keys {sorted(map(brief, d))[:8]}"
+        raise RecordFormatError(f"{where}: a certificate record must be a dict with a 'kind' field; got {shown}.")
     kind = d["kind"]
-    if kind not in _KINDS:
-        raise ValueError(f"unknown certificate kind {kind!r}; allowed: {', '.join(sorted(_KINDS))}.")
-    fields = {k: v for k, v in d.items() if k != "kind"}
-    return _KINDS[kind](**fields)
+    if not isinstance(kind, str) or kind not in _KINDS:
+        raise RecordFormatError(f"{where}: unknown certificate kind {brief(kind)}; allowed: "
+                                f"{', '.join(sorted(_KINDS))}.")
+    cls = _KINDS[kind]
+    allowed = [f.name for f in fields(cls)]
+    extra = ["log2_n_outcomes"] if cls is DescriptionLength else []
+    unknown = sorted(brief(k) for k in d if k != "kind" and k not in allowed + extra)
+    if unknown:
+        raise RecordFormatError(f"{where}: unknown field(s) {unknown} for kind {kind!r}; allowed: "
+                                f"{', '.join(allowed + extra)}.")
+    values = {k: v for k, v in d.items() if k in allowed}
+    if cls is DescriptionLength and "n_outcomes" in values:
+        values["n_outcomes"] = _count_from_record(values["n_outcomes"], where)
+    try:
+        cert = cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise RecordFormatError(f"{where}: {exc}") from None
+    shown_log2 = d.get("log2_n_outcomes", cert.log2_n_outcomes) if cls is DescriptionLength else None
+    if cls is DescriptionLength and (type(shown_log2) is not float or shown_log2 != cert.log2_n_outcomes):
+        raise RecordFormatError(f"{where}: field 'log2_n_outcomes' is {brief(shown_log2)} but "
+                                f"log2 of the count is {cert.log2_n_outcomes!r}.")
+    return cert

@@ -26,10 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._validation import check_int, check_positive, check_probability
-from ..exceptions import BudgetExceededError, CompositionOrderError, NoBoundError, SelectiveWarning
-from .bounds import LOG2_E, _kl_pure_dp_nats
+from ..exceptions import (
+    BudgetExceededError,
+    CompositionOrderError,
+    NoBoundError,
+    RecordFormatError,
+    SelectiveWarning,
+)
 from .certificates import (
-    ANY_DISTRIBUTION,
     PRODUCT,
     ZCDP,
     ApproxDP,
@@ -38,15 +42,16 @@ from .certificates import (
     MaxInfo,
     MutualInfo,
     PureDP,
+    brief,
     certificate_from_dict,
 )
-from .totals import LedgerTotals, MaxInfoFamily, UnionRoute
+from .totals import _DP, LedgerTotals, _Running, compute_totals, maxinfo_bound
 
-__all__ = ["Ledger", "Step", "LEDGER_FORMAT"]
+__all__ = ["Ledger", "Step", "LEDGER_FORMAT", "MAX_ROWS", "compute_totals", "load_json"]
 
 LEDGER_FORMAT = "selective.ledger"
-LEDGER_VERSION = 1
-_DP = (PureDP, ApproxDP, ZCDP)
+LEDGER_VERSION = 2  # 2: counts of 54 bits or more as hexadecimal text
+_READ_VERSIONS = (1, 2)
 _CERTS = (PureDP, ApproxDP, ZCDP, DescriptionLength, MaxInfo, MutualInfo)
 
 
@@ -64,135 +69,28 @@ class Step:
         return {"index": self.index, "label": self.label, "certificate": self.certificate.to_dict()}
 
 
-def _role(prior: tuple[Certificate, ...], cert: Certificate) -> str:
-    if isinstance(cert, _DP) and all(isinstance(c, _DP) for c in prior):
+#: the largest dataset size the ledger accepts: beyond it, n is not exact as a double
+MAX_ROWS = 2**53
+
+
+def _role(first_non_dp: int | None, n_prior: int, cert: Certificate) -> str:
+    if isinstance(cert, _DP) and first_non_dp is None:
         return "first DP block"
-    if not prior:
+    if not n_prior:
         return "first step"
     return "after selection"
-
-
-def compute_totals(n_rows: int, certificates: tuple[Certificate, ...]) -> LedgerTotals:
-    """Compose ``certificates`` (in the order they ran) into :class:`LedgerTotals`.
-
-    Assumes the order rules hold (``Ledger.record`` checks them before calling this).
-    """
-    n = n_rows
-    in_prefix = True
-    prefix_eps = 0.0
-    prefix_mi_nats = 0.0
-    dl_blocks: list[float] = []
-    last_dl = False
-    fixed_bits = 0.0
-    fixed_beta = 0.0
-    product_fixed = False
-    later_mi_bits = 0.0
-    mi_scope = ANY_DISTRIBUTION
-    union_log2 = 0.0
-    union_eps = 0.0
-    maxinfo_reason = union_reason = mi_reason = None
-    notes: list[str] = []
-    for i, c in enumerate(certificates):
-        if isinstance(c, PureDP):
-            union_eps += c.epsilon
-            kl = _kl_pure_dp_nats(c.epsilon) if c.rho is None else min(_kl_pure_dp_nats(c.epsilon), c.rho)
-            if in_prefix:
-                prefix_eps += c.epsilon
-                prefix_mi_nats += n * kl  # THEORY 4.2/4.4: product data, KL terms add
-            else:
-                fixed_bits += LOG2_E * c.epsilon * n  # Theorem 19 (any distribution), THEORY 2.7 rule 5
-                ne = n * c.epsilon
-                any_nats = ne * math.tanh(ne / 2.0)
-                if c.rho is not None:
-                    any_nats = min(any_nats, c.rho * n * n)
-                later_mi_bits += any_nats * LOG2_E  # THEORY 4.2, any distribution
-                notes.append(
-                    f"step {i}: pure DP after a selection step is bounded by Theorem 19 "
-                    "(log2(e)*epsilon*n bits, any distribution); Theorem 20 applies only to the "
-                    "first DP block. The union-bound route (docs/THEORY.md 3.6) keeps Theorem 20."
-                )
-            last_dl = False
-        elif isinstance(c, ZCDP):
-            maxinfo_reason = maxinfo_reason or (
-                f"step {i}: no max-information bound for a zCDP step (no zCDP-to-max-information "
-                "theorem is available here, docs/THEORY.md 5.8); the mutual-information column applies."
-            )
-            union_reason = union_reason or maxinfo_reason
-            if in_prefix:
-                prefix_mi_nats += c.rho * n  # THEORY 4.3, product data
-            else:
-                later_mi_bits += c.rho * n * n * LOG2_E  # THEORY 4.3, any distribution
-            last_dl = False
-        elif isinstance(c, ApproxDP):
-            maxinfo_reason = maxinfo_reason or (
-                f"step {i}: {c.describe()} has no numeric max-information bound (the constants of "
-                "Rogers-Roth-Smith-Thakkar's theorem are open, docs/THEORY.md 2.4)."
-            )
-            union_reason = union_reason or maxinfo_reason
-            mi_reason = mi_reason or (
-                f"step {i}: {c.describe()} has no mutual-information bound (with probability delta "
-                "the output may reveal everything, docs/THEORY.md 4.5)."
-            )
-            last_dl = False
-        elif isinstance(c, DescriptionLength) and c.n_outcomes == 1:
-            last_dl = False  # one possible output reveals nothing; it still ends the first DP block
-        elif isinstance(c, DescriptionLength):
-            if last_dl:
-                dl_blocks[-1] += c.log2_n_outcomes  # consecutive steps form one description-length algorithm
-            else:
-                dl_blocks.append(c.log2_n_outcomes)
-            union_log2 += c.log2_n_outcomes
-            later_mi_bits += c.log2_n_outcomes  # THEORY 4.1: I <= H <= log2 |Y|, any position
-            last_dl = True
-        elif isinstance(c, MaxInfo):
-            fixed_bits += c.bits
-            fixed_beta += c.beta
-            product_fixed = product_fixed or c.scope == PRODUCT
-            union_reason = union_reason or (
-                f"step {i}: the union-bound route covers description-length and pure-DP steps only."
-            )
-            if c.beta == 0:
-                later_mi_bits += c.bits  # I(X;Y) <= I_inf(X;Y)
-                if c.scope == PRODUCT:
-                    mi_scope = PRODUCT
-            else:
-                mi_reason = mi_reason or (
-                    f"step {i}: {c.describe()} with beta > 0 implies no mutual-information bound."
-                )
-            last_dl = False
-        elif isinstance(c, MutualInfo):
-            later_mi_bits += c.bits
-            if c.scope == PRODUCT:
-                mi_scope = PRODUCT
-            maxinfo_reason = maxinfo_reason or (
-                f"step {i}: a recorded mutual-information certificate is not converted into the "
-                "max-information composition; the mutual-information column applies."
-            )
-            union_reason = union_reason or maxinfo_reason
-            last_dl = False
-        if not isinstance(c, _DP):
-            in_prefix = False
-    if prefix_mi_nats > 0:
-        mi_scope = PRODUCT
-    if fixed_beta >= 1.0:
-        maxinfo_reason = maxinfo_reason or "the recorded max-information slacks add up to 1 or more."
-    maxinfo = None if maxinfo_reason else MaxInfoFamily(
-        n_rows=n, prefix_epsilon=prefix_eps, dl_log2_outcomes=tuple(dl_blocks),
-        fixed_bits=fixed_bits, fixed_beta=fixed_beta, product_scope_fixed=product_fixed)
-    union = None if union_reason else UnionRoute(n_rows=n, log2_n_outcomes=union_log2, dp_epsilon=union_eps)
-    mutual = None if mi_reason else MutualInfo(bits=prefix_mi_nats * LOG2_E + later_mi_bits, scope=mi_scope)
-    return LedgerTotals(n_rows=n, n_steps=len(certificates), maxinfo=maxinfo, union=union, mutual_info=mutual,
-                        maxinfo_reason=maxinfo_reason, union_reason=union_reason, mutual_info_reason=mi_reason,
-                        notes=tuple(dict.fromkeys(notes)))
 
 
 class Ledger:
     """The ordered steps of one analysis on one dataset of ``n_rows`` rows.
 
+    Recording a step, the totals and :meth:`rows` cost time linear in the number of steps in
+    all (the sums are kept as the steps come).
+
     Parameters
     ----------
     n_rows : int
-        Size n of the dataset every step looked at.
+        Size n of the dataset every step looked at (at most 2**53).
     budget_bits : float, optional
         Refuse a step after which the max-information bound at ``budget_beta`` would exceed
         this many bits (or would not exist).
@@ -213,7 +111,7 @@ class Ledger:
 
     def __init__(self, n_rows: int, *, budget_bits: float | None = None, budget_beta: float | None = None,
                  budget_epsilon: float | None = None) -> None:
-        self._n_rows = check_int("n_rows", n_rows, low=1)
+        self._n_rows = check_int("n_rows", n_rows, low=1, high=MAX_ROWS)
         if budget_bits is not None:
             budget_bits = check_positive("budget_bits", budget_bits)
             if budget_beta is None:
@@ -229,7 +127,10 @@ class Ledger:
         self._budget_bits = budget_bits
         self._budget_beta = budget_beta
         self._budget_epsilon = budget_epsilon
-        self._steps: tuple[Step, ...] = ()
+        self._steps: list[Step] = []
+        self._run = _Running(self._n_rows)
+        self._blocks: list[float] = []
+        self._notes: list[str] = []
 
     # -- reading ---------------------------------------------------------------------------
     @property
@@ -238,7 +139,7 @@ class Ledger:
 
     @property
     def steps(self) -> tuple[Step, ...]:
-        return self._steps
+        return tuple(self._steps)
 
     @property
     def certificates(self) -> tuple[Certificate, ...]:
@@ -252,7 +153,7 @@ class Ledger:
         return len(self._steps)
 
     def __iter__(self) -> Iterator[Step]:
-        return iter(self._steps)
+        return iter(tuple(self._steps))
 
     def __repr__(self) -> str:
         return f"Ledger(n_rows={self._n_rows}, steps={len(self._steps)})"
@@ -260,11 +161,11 @@ class Ledger:
     @property
     def epsilon_spent(self) -> float:
         """Basic composition of the ε (nats) of every pure and approximate DP step."""
-        return math.fsum(c.epsilon for c in self.certificates if isinstance(c, (PureDP, ApproxDP)))
+        return self._run.epsilon_spent
 
     def totals(self) -> LedgerTotals:
         """Inputs of every correction route (see :mod:`selective.corrections`)."""
-        return compute_totals(self._n_rows, self.certificates)
+        return self._run.totals(self._blocks, self._notes)
 
     def max_info(self, beta: float) -> MaxInfo:
         """Max-information bound of everything recorded, at total slack ``beta`` (bits).
@@ -285,47 +186,51 @@ class Ledger:
 
     # -- writing ---------------------------------------------------------------------------
     def _check_order(self, cert: Certificate) -> None:
-        prior = self.certificates
-        non_dp_before = [i for i, c in enumerate(prior) if not isinstance(c, _DP)]
-        if isinstance(cert, ApproxDP) and non_dp_before:
-            first = prior[non_dp_before[0]]
-            what = "a description-length step" if isinstance(first, DescriptionLength) else f"a {first.kind} step"
+        first = self._run.first_non_dp
+        if isinstance(cert, ApproxDP) and first is not None:
+            prior = self._steps[first].certificate
+            what = "a description-length step" if isinstance(prior, DescriptionLength) else f"a {prior.kind} step"
             raise CompositionOrderError(
-                f"Cannot record {cert.describe()} after {what} (step {non_dp_before[0]}): no "
+                f"Cannot record {cert.describe()} after {what} (step {first}): no "
                 "max-information bound covers that order (approximate DP has no bound valid for "
                 "every distribution, and a description-length step followed by an approximate-DP "
                 "step can reveal the whole dataset). Record DP steps first, or use a pure-DP "
                 "selector."
             )
-        if isinstance(cert, (MaxInfo, MutualInfo)) and cert.scope == PRODUCT and prior:
+        if isinstance(cert, (MaxInfo, MutualInfo)) and cert.scope == PRODUCT and self._steps:
             raise CompositionOrderError(
-                f"Cannot record {cert.describe()} as step {len(prior)}: a bound valid only for "
+                f"Cannot record {cert.describe()} as step {len(self._steps)}: a bound valid only for "
                 "product data may be used for the first step alone (later steps see data "
                 "conditioned on earlier outputs). Record it first, or give a bound valid for any "
                 "distribution."
             )
 
-    def _check_budget(self, candidate: tuple[Certificate, ...], cert: Certificate) -> None:
+    def _check_budget(self, cert: Certificate) -> None:
+        if self._budget_epsilon is None and self._budget_bits is None:
+            return
+        trial = self._run.copy()
+        trial.add(cert)
         if self._budget_epsilon is not None:
             if isinstance(cert, ZCDP):
                 raise BudgetExceededError(
                     f"Cannot record {cert.describe()} under an epsilon budget: a zCDP step has no "
                     "epsilon. Use a bits budget or describe the step as PureDP."
                 )
-            spent = math.fsum(c.epsilon for c in candidate if isinstance(c, (PureDP, ApproxDP)))
+            spent = trial.epsilon_spent
             if spent > self._budget_epsilon * (1 + 1e-12):
                 raise BudgetExceededError(
                     f"Recording {cert.describe()} would spend epsilon = {spent:.6g} in all, above the "
                     f"budget `budget_epsilon` = {self._budget_epsilon:.6g}; nothing was recorded."
                 )
         if self._budget_bits is not None:
-            totals = compute_totals(self._n_rows, candidate)
-            if totals.maxinfo is None:
-                raise BudgetExceededError(
-                    f"Cannot record {cert.describe()} under a bits budget: {totals.maxinfo_reason}"
-                )
+            reason = trial._maxinfo_reason()
+            if reason is not None:
+                raise BudgetExceededError(f"Cannot record {cert.describe()} under a bits budget: {reason}")
             try:
-                bits = totals.maxinfo.bound(self._budget_beta).bits
+                bits = maxinfo_bound(self._budget_beta, n_rows=trial.n, prefix_epsilon=trial.prefix_eps,
+                                     n_blocks=trial.n_blocks, log2_n_outcomes=math.fsum(trial.blocks_sum),
+                                     fixed_bits=trial.fixed_bits, fixed_beta=trial.fixed_beta,
+                                     product_scope_fixed=trial.product_fixed, allow_product=True).bits
             except NoBoundError as exc:
                 raise BudgetExceededError(f"Cannot record {cert.describe()} under the bits budget: {exc}") from None
             if bits > self._budget_bits * (1 + 1e-12):
@@ -340,10 +245,10 @@ class Ledger:
         if not isinstance(certificate, _CERTS):
             raise TypeError(
                 "`certificate` must be one of PureDP, ApproxDP, ZCDP, DescriptionLength, MaxInfo, "
-                f"MutualInfo; got {certificate!r} ({type(certificate).__name__})."
+                f"MutualInfo; got {brief(certificate)} ({type(certificate).__name__})."
             )
         self._check_order(certificate)
-        self._check_budget(self.certificates + (certificate,), certificate)
+        self._check_budget(certificate)
 
     def record(self, certificate: Certificate, label: str = "") -> Step:
         """Record one step. Checks everything first; a refused step leaves no trace.
@@ -358,9 +263,9 @@ class Ledger:
             The step would exceed the declared budget.
         """
         if not isinstance(label, str):
-            raise TypeError(f"`label` must be a string; got {label!r} ({type(label).__name__}).")
+            raise TypeError(f"`label` must be a string; got {brief(label)} ({type(label).__name__}).")
         self.check(certificate)
-        role = _role(self.certificates, certificate)
+        role = _role(self._run.first_non_dp, len(self._steps), certificate)
         if isinstance(certificate, PureDP) and role == "after selection":
             warnings.warn(
                 f"{certificate.describe()} recorded after a selection step: its max-information is "
@@ -370,31 +275,35 @@ class Ledger:
                 stacklevel=2,
             )
         step = Step(index=len(self._steps), certificate=certificate, label=label, role=role)
-        self._steps = self._steps + (step,)
+        self._run.add(certificate, self._blocks, self._notes)
+        self._steps.append(step)
         return step
 
     # -- reporting -------------------------------------------------------------------------
     def rows(self, *, beta: float = 1e-3) -> list[dict[str, Any]]:
         """One dict per step: label, certificate, role, and the cumulative max-information
-        (bits, at ``beta``) and mutual information (bits) after that step (NaN where none)."""
+        (bits, at ``beta``) and mutual information (bits) after that step (NaN where none).
+
+        One pass over the steps: the running sums give each step's totals in constant time.
+        """
+        check_probability("beta", beta, closed="neither")
         out = []
-        certs = self.certificates
+        run = _Running(self._n_rows)
         for s in self._steps:
-            t = compute_totals(self._n_rows, certs[: s.index + 1])
-            try:
-                bound = t.maxinfo.bound(beta) if t.maxinfo is not None else None
-            except NoBoundError:
-                bound = None
+            run.add(s.certificate)
+            bound = run.maxinfo_bound(beta)
+            mi, _ = run._mi()
             out.append({
                 "step": s.index, "label": s.label, "certificate": s.certificate.describe(), "role": s.role,
                 "cumulative_maxinfo_bits": bound.bits if bound else math.nan,
                 "maxinfo_scope": bound.scope if bound else "",
-                "cumulative_mutual_info_bits": t.mutual_info.bits if t.mutual_info else math.nan,
+                "cumulative_mutual_info_bits": mi.bits if mi else math.nan,
             })
         return out
 
     # -- persistence -----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The ledger as plain JSON-able values (huge counts as hexadecimal text)."""
         return {
             "format": LEDGER_FORMAT,
             "version": LEDGER_VERSION,
@@ -408,35 +317,104 @@ class Ledger:
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Ledger:
-        if not isinstance(d, dict) or d.get("format") != LEDGER_FORMAT:
-            got = d.get("format") if isinstance(d, dict) else d
-            raise ValueError(f"not a ledger record: expected format {LEDGER_FORMAT!r}; got {got!r}.")
-        if d.get("version") != LEDGER_VERSION:
-            raise ValueError(
-                f"unsupported ledger version {d.get('version')!r}; this package reads version {LEDGER_VERSION}."
-            )
-        budget = d.get("budget") or {}
-        led = cls(d["n_rows"], budget_bits=budget.get("bits"), budget_beta=budget.get("beta"),
-                  budget_epsilon=budget.get("epsilon"))
+    def from_dict(cls, d: Any, *, source: str = "ledger record") -> Ledger:
+        """Rebuild a ledger from :meth:`to_dict`; every step is re-checked on the way in.
+
+        Parameters
+        ----------
+        d : dict
+            The record.
+        source : str
+            The file (and field) the record comes from, for error messages.
+
+        Raises
+        ------
+        RecordFormatError
+            Anything malformed: a missing or mistyped field, an unknown certificate, a step
+            the order rules or the budget refuse. The message names ``source`` and the field.
+        """
+        def bad(field: str, msg: str) -> RecordFormatError:
+            return RecordFormatError(f"{source}: field {field!r}: {msg}")
+
+        if not isinstance(d, dict):
+            raise RecordFormatError(f"{source}: not a ledger record: expected a JSON object; got {type(d).__name__}.")
+        if d.get("format") != LEDGER_FORMAT:
+            raise bad("format", f"not a ledger record: expected {LEDGER_FORMAT!r}; got {brief(d.get('format'))}.")
+        if type(d.get("version")) is not int or d["version"] not in _READ_VERSIONS:
+            raise bad("version", f"unsupported ledger version {brief(d.get('version'))}; this package reads "
+                                 f"versions {', '.join(map(str, _READ_VERSIONS))}.")
+        unknown = sorted(brief(k) for k in d if k not in ("format", "version", "n_rows", "budget", "steps"))
+        if unknown:
+            raise RecordFormatError(f"{source}: unknown field(s) {', '.join(unknown)}; allowed: format, version, "
+                                    "n_rows, budget, steps.")
+        if "steps" not in d or not isinstance(d["steps"], list):
+            raise bad("steps", f"must be a list of steps; got {brief(d.get('steps', '<missing>'))}.")
+        budget = d.get("budget")
+        if budget is None:
+            budget = {}
+        if not isinstance(budget, dict) or set(budget) - {"bits", "beta", "epsilon"}:
+            raise bad("budget", f"must be null or an object with keys bits, beta, epsilon; got {brief(budget)}.")
+        try:
+            n_rows = check_int("n_rows", d.get("n_rows"), low=1, high=MAX_ROWS)
+        except (TypeError, ValueError) as exc:
+            raise bad("n_rows", str(exc)) from None
+        try:
+            led = cls(n_rows, budget_bits=budget.get("bits"), budget_beta=budget.get("beta"),
+                      budget_epsilon=budget.get("epsilon"))
+        except (TypeError, ValueError) as exc:
+            raise bad("budget", str(exc)) from None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SelectiveWarning)
-            for i, s in enumerate(d.get("steps", [])):
-                if s.get("index", i) != i:
-                    raise ValueError(f"ledger steps out of order: step {i} has index {s.get('index')!r}.")
-                led.record(certificate_from_dict(s["certificate"]), label=s.get("label", ""))
+            for i, s in enumerate(d["steps"]):
+                where = f"steps[{i}]"
+                if not isinstance(s, dict):
+                    raise bad(where, f"must be an object with index, label and certificate; got {brief(s)}.")
+                extra = sorted(brief(k) for k in s if k not in ("index", "label", "certificate"))
+                if extra:
+                    raise bad(where, f"unknown field(s) {', '.join(extra)}; allowed: index, label, certificate.")
+                index = s.get("index")
+                if isinstance(index, bool) or index != i:
+                    raise bad(f"{where}.index", f"steps out of order: step {i} has index {brief(index)}.")
+                label = s.get("label", "")
+                if not isinstance(label, str):
+                    raise bad(f"{where}.label", f"must be a string; got {brief(label)}.")
+                if "certificate" not in s:
+                    raise bad(f"{where}.certificate", "missing.")
+                cert = certificate_from_dict(s["certificate"], where=f"{source}: field '{where}.certificate'")
+                try:
+                    led.record(cert, label=label)
+                except ValueError as exc:  # an order rule or the budget refuses the step
+                    raise bad(where, f"{type(exc).__name__}: {exc}") from exc
         return led
 
     @classmethod
-    def from_json(cls, text: str) -> Ledger:
-        """Rebuild a ledger written by :meth:`to_json`; every step is re-checked on the way in."""
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"`text` is not valid JSON: {exc}") from None
-        return cls.from_dict(d)
+    def from_json(cls, text: str, *, source: str = "ledger record") -> Ledger:
+        """Rebuild a ledger written by :meth:`to_json`; every step is re-checked on the way in.
+
+        Raises :class:`RecordFormatError` (naming ``source`` and the field) on any malformed input.
+        """
+        return cls.from_dict(load_json(text, source), source=source)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Ledger) and self.to_dict() == other.to_dict()
 
     __hash__ = None  # mutable
+
+
+def load_json(text: str | bytes, source: str) -> Any:
+    """Parse JSON text, turning every failure (syntax, nesting too deep, integers too long,
+    non-text input) into :class:`RecordFormatError` naming ``source``."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise RecordFormatError(f"{source}: expected JSON text; got {type(text).__name__}.")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise RecordFormatError(f"{source}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise RecordFormatError(f"{source}: not a record: the JSON is nested too deeply.") from None
+    except (ValueError, UnicodeDecodeError) as exc:  # e.g. an integer with too many digits
+        raise RecordFormatError(f"{source}: not valid JSON: {exc}") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"the constant {name} is not JSON (non-finite numbers are written as strings)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 
@@ -27,6 +28,7 @@ from selective.accounting import (
     mi_pure_dp_product,
     mi_zcdp_product,
 )
+from selective.exceptions import RecordFormatError
 
 pure = st.builds(PureDP, epsilon=st.floats(1e-4, 2.0))
 dl = st.builds(DescriptionLength, n_outcomes=st.integers(1, 10**6))
@@ -44,7 +46,7 @@ def quiet_record(ledger, cert, label=""):
 
 class TestLedgerRecord:
     def test_ledger_iv(self):
-        with pytest.raises(ValueError, match="`n_rows` must be an integer >= 1; got 0"):
+        with pytest.raises(ValueError, match=r"`n_rows` must be an integer in \[1, 9007199254740992\]; got 0"):
             Ledger(0)
         with pytest.raises(ValueError, match="`budget_beta` must be given"):
             Ledger(10, budget_bits=5)
@@ -202,7 +204,7 @@ class TestLedgerJson:
         bad_order = ('{"format": "selective.ledger", "version": 1, "n_rows": 3, "steps": ['
                      '{"index": 0, "certificate": {"kind": "description_length", "n_outcomes": 2}},'
                      '{"index": 1, "certificate": {"kind": "approx_dp", "epsilon": 1, "delta": 0.001}}]}')
-        with pytest.raises(CompositionOrderError):
+        with pytest.raises(RecordFormatError, match=r"steps\[1\]'.*CompositionOrderError: Cannot record ApproxDP"):
             Ledger.from_json(bad_order)
 
 
@@ -269,3 +271,173 @@ def test_description_length_composition_adds(dls, beta):
     want = (sum(math.log2(N) for N in dls) + (J * math.log2(J / beta) if J else 0.0)
             + (len(dls) - 1) * 0.01 * 10 * math.log2(math.e))
     assert k == pytest.approx(want, rel=1e-9)
+
+
+# ------------------------------------------------------------------------------------------
+# Huge counts, malformed records, and the running totals
+# ------------------------------------------------------------------------------------------
+
+
+class TestHugeCounts:
+    def test_a_count_of_thousands_of_digits_round_trips_and_prints_short(self):
+        big = math.comb(50_000, 5_000)  # about 7,000 decimal digits: beyond Python's default str() limit
+        cert = DescriptionLength(big)
+        assert len(repr(cert)) < 80 and "2**" in repr(cert)
+        assert "2^" in cert.describe()
+        led = Ledger(1000)
+        led.record(cert, "huge")
+        text = led.to_json()
+        assert len(text) < 2 * big.bit_length() // 4 + 500  # hexadecimal text, not a decimal expansion
+        back = Ledger.from_json(text)
+        assert back == led and back.steps[0].certificate.n_outcomes == big
+        assert led.rows()[0]["cumulative_mutual_info_bits"] == pytest.approx(math.log2(big))
+
+    def test_small_counts_stay_json_integers(self):
+        d = DescriptionLength(2**53 - 1).to_dict()
+        assert d == {"kind": "description_length", "n_outcomes": 2**53 - 1}
+        assert DescriptionLength(2**53).to_dict()["n_outcomes"] == hex(2**53)
+
+    def test_version_1_ledgers_are_still_read(self):
+        v1 = ('{"format": "selective.ledger", "version": 1, "n_rows": 3, "budget": null, "steps": '
+              '[{"index": 0, "label": "a", "certificate": {"kind": "description_length", "n_outcomes": 4}}]}')
+        assert Ledger.from_json(v1).max_info(0.5).bits == pytest.approx(2 + 1)
+
+
+def _valid_record():
+    led = Ledger(100, budget_epsilon=5.0)
+    led.record(PureDP(0.5), "screen")
+    led.record(DescriptionLength(10), "pick")
+    return led.to_dict()
+
+
+MALFORMED = [
+    ("deep nesting", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ("not an object", "[1, 2]", "expected a JSON object"),
+    ("missing steps", '{"format": "selective.ledger", "version": 2, "n_rows": 3}', "field 'steps'"),
+    ("steps not a list", '{"format": "selective.ledger", "version": 2, "n_rows": 3, "steps": {}}', "field 'steps'"),
+    ("step not an object", '{"format": "selective.ledger", "version": 2, "n_rows": 3, "steps": [7]}',
+     r"field 'steps\[0\]'"),
+    ("bad n_rows", '{"format": "selective.ledger", "version": 2, "n_rows": "3", "steps": []}', "field 'n_rows'"),
+    ("huge n_rows", '{"format": "selective.ledger", "version": 2, "n_rows": 1' + "0" * 400 + ', "steps": []}',
+     "field 'n_rows'"),
+    ("boolean version", '{"format": "selective.ledger", "version": true, "n_rows": 3, "steps": []}',
+     "field 'version'"),
+    ("budget not an object", '{"format": "selective.ledger", "version": 2, "n_rows": 3, "budget": 4, "steps": []}',
+     "field 'budget'"),
+    ("overflowing epsilon", '{"format": "selective.ledger", "version": 2, "n_rows": 3, "steps": [{"index": 0, '
+     '"certificate": {"kind": "pure_dp", "epsilon": 1e400}}]}', r"NaN|Infinity|finite"),
+    ("unknown certificate field", '{"format": "selective.ledger", "version": 2, "n_rows": 3, "steps": [{"index": 0, '
+     '"certificate": {"kind": "pure_dp", "epsilon": 1, "delta": 0.1}}]}', r"steps\[0\].certificate.*'delta'"),
+    ("label not text", '{"format": "selective.ledger", "version": 2, "n_rows": 3, "steps": [{"index": 0, '
+     '"label": 5, "certificate": {"kind": "pure_dp", "epsilon": 1}}]}', r"steps\[0\].label"),
+    ("digits as text", '{"format": "selective.ledger", "version": 2, "n_rows": 3, "steps": [{"index": 0, '
+     '"certificate": {"kind": "description_length", "n_outcomes": "12"}}]}', "hexadecimal text"),
+    ("forged log2", '{"format": "selective.ledger", "version": 2, "n_rows": 3, "steps": [{"index": 0, '
+     '"certificate": {"kind": "description_length", "n_outcomes": "0x40000000000000", "log2_n_outcomes": 2.0}}]}',
+     "log2_n_outcomes"),
+    ("NaN literal", '{"format": "selective.ledger", "version": 2, "n_rows": NaN, "steps": []}', "NaN"),
+    ("not text", b"\xff\xfe{", "not valid JSON"),
+]
+
+
+@pytest.mark.parametrize("name,text,match", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_ledger_json_raises_one_documented_error(name, text, match):
+    with pytest.raises(RecordFormatError, match=match) as info:
+        Ledger.from_json(text, source="ledger.json")
+    assert str(info.value).startswith("ledger.json")
+    assert isinstance(info.value, ValueError)
+
+
+def test_every_field_of_a_valid_record_is_checked():
+    """Removing any key of a valid record, or giving it a value of another type, is refused with
+    the one documented error naming the source, unless the result is itself a valid record (an
+    empty ledger, no budget, no label, no rho), listed here."""
+    record = _valid_record()
+    valid_variants = {
+        (("steps",), "[]"), (("budget",), "<drop>"), (("budget",), "None"), (("budget",), "{}"),
+        (("budget", "bits"), "<drop>"), (("budget", "bits"), "None"), (("budget", "beta"), "<drop>"),
+        (("budget", "beta"), "None"), (("budget", "epsilon"), "<drop>"), (("budget", "epsilon"), "None"),
+        (("steps", 0, "label"), "<drop>"), (("steps", 1, "label"), "<drop>"), (("steps", 0, "label"), "'text'"),
+        (("steps", 1, "label"), "'text'"), (("steps", 0, "certificate", "rho"), "<drop>"),
+        (("steps", 0, "certificate", "rho"), "None"),
+    }
+    paths = [(k,) for k in record] + [("budget", k) for k in record["budget"]] + [
+        ("steps", i, k) for i in range(2) for k in record["steps"][i]] + [
+        ("steps", i, "certificate", k) for i in range(2) for k in record["steps"][i]["certificate"]]
+    refused = 0
+    for path in paths:
+        for replacement in ("<drop>", "text", [], {}, None, True, -1):
+            rec = json.loads(json.dumps(record))
+            parent = rec
+            for p in path[:-1]:
+                parent = parent[p]
+            if replacement == "<drop>":
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = replacement
+            try:
+                Ledger.from_dict(rec, source="r.json")
+            except RecordFormatError as exc:
+                assert str(exc).startswith("r.json")
+                refused += 1
+            else:
+                shown = "<drop>" if replacement == "<drop>" else repr(replacement)
+                assert (path, shown) in valid_variants, (path, replacement)
+    assert refused > 100
+
+
+@given(certs=st.lists(st.one_of(pure, dl, zc, st.builds(MaxInfo, bits=st.floats(0, 50), beta=st.floats(0, 0.01),
+                                                            scope=st.just(ANY_DISTRIBUTION))), max_size=12),
+       beta=st.floats(1e-6, 0.5))
+@settings(deadline=None, max_examples=80)
+def test_running_totals_equal_totals_from_scratch(certs, beta):
+    """The rows come from running sums; each must equal the totals of its prefix, composed anew."""
+    from selective.accounting.ledger import compute_totals
+
+    led = Ledger(n_rows=200)
+    for c in certs:
+        quiet_record(led, c)
+    rows = led.rows(beta=beta)
+    assert len(rows) == len(led)
+    for k, row in enumerate(rows):
+        t = compute_totals(200, led.certificates[: k + 1])
+        try:
+            want = t.maxinfo.bound(beta).bits if t.maxinfo is not None else math.nan
+        except NoBoundError:
+            want = math.nan
+        got = row["cumulative_maxinfo_bits"]
+        assert (math.isnan(got) and math.isnan(want)) or got == want
+        mi = t.mutual_info.bits if t.mutual_info is not None else math.nan
+        assert (math.isnan(row["cumulative_mutual_info_bits"]) and math.isnan(mi)) or (
+            row["cumulative_mutual_info_bits"] == mi)
+    assert led.totals() == compute_totals(200, led.certificates)
+
+
+def test_rows_do_not_recompute_from_scratch(monkeypatch):
+    """rows() makes one pass: composing from scratch is never called (no timing involved)."""
+    import selective.accounting.ledger as L
+
+    led = Ledger(1000)
+    for i in range(300):
+        quiet_record(led, PureDP(1e-4) if i % 3 == 0 else DescriptionLength(7 + i))
+    calls = []
+    real = L._Running.add
+    monkeypatch.setattr(L._Running, "add", lambda self, *a, **k: (calls.append(1), real(self, *a, **k))[1])
+    monkeypatch.setattr(L, "compute_totals", lambda *a, **k: pytest.fail("rows() recomposed a prefix"))
+    led.rows()
+    assert len(calls) == 300  # one composition step per ledger step
+    calls.clear()
+    quiet_record(led, DescriptionLength(3))
+    assert len(calls) == 1  # recording adds one step to the running sums
+
+
+def test_extreme_values_give_no_bound_rather_than_an_error():
+    led = Ledger(n_rows=2**53)
+    quiet_record(led, PureDP(1e300))
+    quiet_record(led, DescriptionLength(10))
+    quiet_record(led, PureDP(1e300))
+    quiet_record(led, ZCDP(1e300))
+    rows = led.rows()
+    assert all(math.isnan(r["cumulative_maxinfo_bits"]) for r in rows[2:])
+    assert math.isnan(rows[-1]["cumulative_mutual_info_bits"])
+    assert led.totals().mutual_info is None and "range of a double" in led.totals().mutual_info_reason

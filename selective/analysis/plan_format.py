@@ -1,0 +1,270 @@
+"""The plan file format: reading a TOML plan and checking every key (see :mod:`.plan`)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from ..accounting.certificates import brief, certificate_from_dict
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["PlanError", "Plan", "load_plan", "parse_plan", "TEST_KINDS", "SCORES", "SELECTORS", "ANALYSIS_FIELDS"]
+
+SELECTORS = ("top_k", "noisy_top_k", "declared")
+SCORES = ("welch_t", "abs_mean", "abs_corr", "clipped_mean", "signed_mean")
+_DP_SCORES = ("clipped_mean", "signed_mean")
+
+
+class PlanError(ValueError):
+    """A plan file is malformed, or does not run on the data; the message names the file, the
+    section and the field."""
+
+
+def _test_kinds() -> dict[str, tuple[type, dict[str, Any]]]:
+    from .. import hypotheses as H
+
+    return {
+        "welch_t": (H.TwoSampleTTest, {"usevar": "unequal"}),
+        "student_t": (H.TwoSampleTTest, {"usevar": "pooled"}),
+        "one_sample_t": (H.OneSampleTTest, {}),
+        "paired_t": (H.PairedTTest, {}),
+        "z": (H.OneSampleZTest, {}),
+        "two_sample_z": (H.TwoSampleZTest, {}),
+        "proportion": (H.OneSampleProportionTest, {}),
+        "two_proportions": (H.TwoSampleProportionTest, {}),
+        "chi2_independence": (H.ChiSquareIndependenceTest, {}),
+        "pearson": (H.PearsonCorrelationTest, {}),
+        "spearman": (H.SpearmanCorrelationTest, {}),
+        "ols": (H.CoefficientTest, {"model": "ols"}),
+        "logit": (H.CoefficientTest, {"model": "logit"}),
+        "poisson": (H.CoefficientTest, {"model": "poisson"}),
+        "joint_wald": (H.JointWaldTest, {}),
+    }
+
+
+TEST_KINDS = ("welch_t", "student_t", "one_sample_t", "paired_t", "z", "two_sample_z", "proportion",
+              "two_proportions", "chi2_independence", "pearson", "spearman", "ols", "logit", "poisson", "joint_wald")
+
+#: the fields of [analysis]
+ANALYSIS_FIELDS = ("alpha", "seed", "n_candidates", "budget_bits", "budget_beta", "budget_epsilon", "units")
+#: the fields every [[select]] block may have, by selector, and the fields each score adds
+_SELECT_FIELDS = {
+    "top_k": ("selector", "label", "k", "candidates", "candidates_like", "score", "ordered"),
+    "noisy_top_k": ("selector", "label", "k", "candidates", "candidates_like", "score", "epsilon"),
+    "declared": ("selector", "label", "value", "certificate"),
+}
+_SCORE_FIELDS = {
+    "welch_t": ("group", "levels"),
+    "abs_mean": (),
+    "abs_corr": ("target",),
+    "clipped_mean": ("clip",),
+    "signed_mean": ("group", "positive", "clip"),
+}
+
+
+@dataclass(frozen=True)
+class Plan:
+    source: str
+    analysis: dict[str, Any]
+    select: tuple[dict[str, Any], ...]
+    test: tuple[dict[str, Any], ...]
+    raw: dict[str, Any]
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read and check a plan file (TOML); every failure is a :class:`PlanError` naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PlanError(f"plan file {str(path)!r} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlanError(f"plan file {str(path)!r} cannot be read as UTF-8 text: {exc}") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PlanError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise PlanError(f"{path}: not valid TOML: arrays or tables nested too deeply.") from None
+    return parse_plan(raw, source=str(path))
+
+
+def _err(source: str, where: str, msg: str) -> PlanError:
+    return PlanError(f"{source}: {where}: {msg}")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_scalar(v: Any) -> bool:
+    """A plain TOML scalar: a string, a boolean, an integer or a finite float (no dates)."""
+    return isinstance(v, (str, bool, int)) or (isinstance(v, float) and math.isfinite(v))
+
+
+def _check_value(source: str, where: str, v: Any, *, table: bool = False) -> None:
+    """A plan value is a scalar or a flat array of scalars (``table``: a table of scalars)."""
+    if _is_scalar(v):
+        return
+    if isinstance(v, list) and all(_is_scalar(x) for x in v):
+        return
+    if table and isinstance(v, dict) and all(isinstance(k, str) and _is_scalar(x) for k, x in v.items()):
+        return
+    if isinstance(v, float):
+        raise _err(source, where, f"must be a finite number; got {v!r}.")
+    what = "a table of strings, numbers and booleans" if table else (
+        "a string, a number, a boolean or an array of those")
+    raise _err(source, where, f"must be {what}; got {brief(v)} ({type(v).__name__}).")
+
+
+def _check_fields(source: str, where: str, block: dict[str, Any], allowed: tuple[str, ...], what: str) -> None:
+    unknown = [k for k in block if k not in allowed]
+    if unknown:
+        raise _err(source, where, f"unknown field(s) {', '.join(map(brief, unknown))} {what}; allowed: "
+                                  f"{', '.join(allowed)}.")
+
+
+def _want(source: str, where: str, key: str, block: dict[str, Any], ok: bool, what: str) -> None:
+    if not ok:
+        raise _err(source, f"{where} {key}", f"must be {what}; got {brief(block.get(key))}.")
+
+
+def _parse_analysis(source: str, analysis: Any) -> None:
+    if not isinstance(analysis, dict):
+        raise _err(source, "[analysis]", f"must be a table; got {brief(analysis)}.")
+    _check_fields(source, "[analysis]", analysis, ANALYSIS_FIELDS, "in [analysis]")
+    a, w = analysis, "[analysis]"
+    if "alpha" in a:
+        _want(source, w, "alpha", a, _is_number(a["alpha"]) and 0 < a["alpha"] < 1, "a number in (0, 1)")
+    if "seed" in a:
+        _want(source, w, "seed", a, isinstance(a["seed"], int) and not isinstance(a["seed"], bool) and a["seed"] >= 0,
+              "a non-negative integer")
+    if "n_candidates" in a:
+        v = a["n_candidates"]
+        _want(source, w, "n_candidates", a, isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+              "an integer >= 1 (hypotheses declared before looking)")
+    for key in ("budget_bits", "budget_epsilon"):
+        if key in a:
+            v = a[key]
+            _want(source, w, key, a, _is_number(v) and math.isfinite(v) and v > 0, "a finite positive number")
+    if "budget_beta" in a:
+        _want(source, w, "budget_beta", a, _is_number(a["budget_beta"]) and 0 < a["budget_beta"] < 1,
+              "a number in (0, 1)")
+    if ("budget_bits" in a) != ("budget_beta" in a):
+        raise _err(source, w, "give `budget_bits` and `budget_beta` together (the bits are checked at that slack).")
+    if "units" in a:
+        _want(source, w, "units", a, isinstance(a["units"], str), "the name of the column of independent units")
+
+
+def _parse_select(source: str, i: int, s: dict[str, Any], n_select: int) -> None:
+    where = f"[[select]] #{i}"
+    sel = s.get("selector")
+    if sel not in SELECTORS:
+        raise _err(source, f"{where} selector", f"must be one of {', '.join(SELECTORS)}; got {brief(sel)}.")
+    if "label" in s:
+        _want(source, where, "label", s, isinstance(s["label"], str), "a string")
+    if sel == "declared":
+        _check_fields(source, where, s, _SELECT_FIELDS[sel], "for selector 'declared'")
+        if not isinstance(s.get("certificate"), dict):
+            raise _err(source, f"{where} certificate", "a declared step needs a certificate table, e.g. "
+                                                       "{kind = \"description_length\", n_outcomes = 10}.")
+        _check_value(source, f"{where} certificate", s["certificate"], table=True)
+        try:
+            certificate_from_dict(s["certificate"], where=f"{source}: {where} certificate")
+        except ValueError as exc:
+            raise PlanError(str(exc)) from None
+        if not isinstance(s.get("value"), list):
+            raise _err(source, f"{where} value", "a declared step needs the list of what was selected.")
+        _check_value(source, f"{where} value", s["value"])
+        return
+    score = s.get("score")
+    allowed_scores = _DP_SCORES if sel == "noisy_top_k" else SCORES
+    if score not in allowed_scores:
+        raise _err(source, f"{where} score", f"must be one of {', '.join(allowed_scores)}; got {brief(score)}.")
+    _check_fields(source, where, s, _SELECT_FIELDS[sel] + _SCORE_FIELDS[score],
+                  f"for selector {sel!r} with score {score!r}")
+    k = s.get("k")
+    _want(source, where, "k", s, isinstance(k, int) and not isinstance(k, bool) and k >= 1, "an integer >= 1")
+    if ("candidates" in s) == ("candidates_like" in s):
+        raise _err(source, where, "give exactly one of `candidates` (a list of columns) or `candidates_like` "
+                                  "(a pattern).")
+    if "candidates" in s:
+        c = s["candidates"]
+        _want(source, where, "candidates", s, isinstance(c, list) and bool(c) and all(isinstance(x, str) for x in c),
+              "a non-empty list of column names")
+    else:
+        _want(source, where, "candidates_like", s, isinstance(s["candidates_like"], str),
+              "a column-name pattern such as \"m*\"")
+    if "ordered" in s:
+        _want(source, where, "ordered", s, isinstance(s["ordered"], bool), "true or false (a TOML boolean)")
+    if sel == "noisy_top_k":
+        e = s.get("epsilon")
+        _want(source, where, "epsilon", s, _is_number(e) and math.isfinite(e) and e > 0,
+              "a finite positive number (nats)")
+    for key in ("group", "target"):
+        if key in s:
+            _want(source, where, key, s, isinstance(s[key], str), "a column name")
+    if "levels" in s:
+        lv = s["levels"]
+        _want(source, where, "levels", s, isinstance(lv, list) and len(lv) == 2 and all(_is_scalar(x) for x in lv),
+              "a list of the two compared groups")
+    if "positive" in s:
+        _want(source, where, "positive", s, _is_scalar(s["positive"]), "the value of `group` that counts as +1")
+    if "clip" in s:
+        c = s["clip"]
+        _want(source, where, "clip", s, _is_number(c) and math.isfinite(c) and c > 0, "a finite positive number")
+    for key in _SCORE_FIELDS[score]:
+        if key not in s and key != "clip":
+            raise _err(source, where, f"score {score!r} needs the field `{key}`.")
+
+
+def _parse_test(source: str, i: int, t: dict[str, Any], n_select: int, kinds: dict[str, Any]) -> None:
+    where = f"[[test]] #{i}"
+    kind = t.get("kind")
+    if not isinstance(kind, str) or kind not in kinds:
+        raise _err(source, f"{where} kind", f"must be one of {', '.join(TEST_KINDS)}; got {brief(kind)}.")
+    fe = t.get("for_each")
+    if fe is not None and not (isinstance(fe, int) and not isinstance(fe, bool) and 1 <= fe <= n_select):
+        raise _err(source, f"{where} for_each",
+                   f"must be the number of a [[select]] block (1..{n_select}); got {brief(fe)}.")
+    cls, fixed = kinds[kind]
+    allowed_fields = tuple(sorted({f.name for f in fields(cls)} - set(fixed)))
+    _check_fields(source, where, t, ("kind", "for_each") + allowed_fields, f"for kind {kind!r}")
+    for key, v in t.items():
+        _check_value(source, f"{where} {key}", v)
+
+
+def parse_plan(raw: dict[str, Any], *, source: str = "<plan>") -> Plan:
+    """Check the structure of a plan (a dict as read from TOML).
+
+    Every key is checked: an unknown key, a value of the wrong type (a string where a boolean
+    is expected, a date, a non-finite number) raises :class:`PlanError` naming ``source``, the
+    section and the key, and listing what is allowed.
+    """
+    if not isinstance(raw, dict):
+        raise _err(source, "top level", "a plan must be a TOML table.")
+    unknown = [k for k in raw if k not in ("analysis", "select", "test")]
+    if unknown:
+        raise _err(source, "top level", f"unknown section(s) {', '.join(map(brief, unknown))}; allowed: [analysis], "
+                                        "[[select]], [[test]].")
+    analysis = raw.get("analysis", {})
+    _parse_analysis(source, analysis)
+    selects = raw.get("select", [])
+    tests = raw.get("test", [])
+    if not isinstance(selects, list) or not all(isinstance(s, dict) for s in selects):
+        raise _err(source, "[[select]]", "must be an array of tables ([[select]] blocks).")
+    if not isinstance(tests, list) or not all(isinstance(t, dict) for t in tests) or not tests:
+        raise _err(source, "[[test]]", "the plan needs at least one [[test]] block.")
+    for i, s in enumerate(selects, 1):
+        _parse_select(source, i, s, len(selects))
+    kinds = _test_kinds()
+    for i, t in enumerate(tests, 1):
+        _parse_test(source, i, t, len(selects), kinds)
+    return Plan(source=source, analysis=dict(analysis), select=tuple(selects), test=tuple(tests), raw=raw)
