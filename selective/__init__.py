@@ -30,6 +30,7 @@ from .exceptions import (
     BudgetExhausted,
     CompositionOrderError,
     NoBoundError,
+    RecordFormatError,
     SelectiveWarning,
 )
 from .selectors import NoisyTopK, Selection, TopK
@@ -56,5 +57,6 @@ __all__ = [
     "BudgetExhausted",
     "CompositionOrderError",
     "NoBoundError",
+    "RecordFormatError",
     "SelectiveWarning",
 ]
