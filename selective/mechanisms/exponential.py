@@ -333,7 +333,9 @@ def report_noisy_topk_certificate(k: int, *, epsilon: float) -> PureDP:
     """Certificate of :func:`report_noisy_topk`: ``PureDP(epsilon, rho=k*(epsilon/k)**2/8)``."""
     kk = check_int("k", k, low=1)
     e = check_positive("epsilon", epsilon)
-    return PureDP(e, rho=kk * (e / kk) ** 2 / 8.0)
+    rho = kk * (e / kk) ** 2 / 8.0
+    # an epsilon so small that rho underflows: drop the optional (tighter) zCDP bound
+    return PureDP(e, rho=rho if rho > 0 else None)
 
 
 @dataclass(frozen=True, slots=True)
