@@ -126,17 +126,18 @@ def gamma_pure_dp_product(alpha: float, epsilon: float, n_rows: int) -> Threshol
     eps = check_positive("epsilon", epsilon)
     n = check_int("n_rows", n_rows, low=1)
     A, B = _thm20_ab(eps, n)
-    log_g, beta = max_log_gamma_composite(math.log(a), A, B, 0)
-    log_g, beta = _finite_or_none(log_g, beta)
+    log_g, beta = _theorem20_optimum(math.log(a), A, B, 0)
     k = LOG2_E * (A + B * math.sqrt(math.log(2.0 / beta))) if beta > 0 else math.inf
     return Threshold(alpha=a, log2_gamma=log_g / LN2, beta=beta, bits=k,
                      route="pure DP, Theorem 20 (product data), optimal beta")
 
 
-def _finite_or_none(log_g: float, beta: float) -> tuple[float, float]:
-    """The optimum of a Theorem 20 threshold, or (-inf, 0) where the solver lost precision (NaN):
-    only when epsilon^2 n is far beyond any usable range, where gamma is 0 to double precision
-    anyway; -inf (reject nothing) is always valid."""
+def _theorem20_optimum(log_r: float, a: float, b: float, n_blocks: int) -> tuple[float, float]:
+    """``max_log_gamma_composite``, or (-inf, 0) where its solver loses precision (NaN): only when
+    epsilon^2 n is far beyond any usable range, where gamma is 0 to double precision anyway;
+    -inf (reject nothing) is always valid. With -inf the Theorem 19 alternative is kept."""
+    with np.errstate(invalid="ignore"):
+        log_g, beta = max_log_gamma_composite(log_r, a, b, n_blocks)
     if math.isnan(log_g) or math.isnan(beta):
         return -math.inf, 0.0
     return log_g, beta
@@ -228,7 +229,7 @@ def gamma_maxinfo(alpha: float, family: MaxInfoFamily) -> Threshold:
                      route="max-information" + (" (Theorem 19 for the DP steps)" if eps > 0 else ""))
     if eps > 0 and family.allow_product:
         A, B = _thm20_ab(eps, n)
-        log_b, beta0 = max_log_gamma_composite(math.log(R0), A, B, J)
+        log_b, beta0 = _theorem20_optimum(math.log(R0), A, B, J)
         log_b -= lnN + K
         if log_b > log_a:
             best = Threshold(alpha=a, log2_gamma=log_b / LN2,

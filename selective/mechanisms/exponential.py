@@ -108,7 +108,8 @@ def _exact_numerators(u: np.ndarray, epsilon: float, sensitivity: float) -> tupl
     """
     m_, e_ = math.frexp(sensitivity)
     g = math.ldexp(1.0, e_ - 1 - _UTILITY_GRID_BITS)
-    scaled = np.clip(u / g, -(2.0**61), 2.0**61)
+    with np.errstate(over="ignore"):  # beyond 2^61 grid steps the clip applies
+        scaled = np.clip(u / g, -(2.0**61), 2.0**61)
     grid = np.rint(scaled).astype(np.int64)
     diff = grid.max() - grid  # in [0, 2^62]
     bits = max(0, _EPS_BITS - math.frexp(epsilon)[1])

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice
+from .base import missing_columns, ordered_labels
 
 __all__ = ["candidate_scores", "welch_t_scores"]
 
@@ -21,9 +22,11 @@ _CHUNK_ROWS = 65_536
 
 def _matrix(data: pd.DataFrame, candidates: Sequence[Any]) -> np.ndarray:
     cols = list(candidates)
-    missing = [c for c in cols if c not in data.columns]
-    if missing:
-        raise KeyError(f"`candidates` not found among the columns of `data`: {missing[:5]!r}.")
+    problem = missing_columns(data, {"candidates": tuple(cols)})
+    if problem:
+        raise ValueError(problem)
+    if data.columns.has_duplicates and any(c in set(data.columns[data.columns.duplicated()]) for c in cols):
+        raise ValueError("`data` has more than one column with a label in `candidates`; column labels must be unique.")
     if cols == list(data.columns):
         x = data.to_numpy(copy=False)
     else:
@@ -87,7 +90,7 @@ def candidate_scores(data: pd.DataFrame, candidates: Sequence[Any] | None = None
         default = list(data.columns)
     if kind == "corr" and y is None:
         raise ValueError("`target` is required for kind='corr'.")
-    cands = default if candidates is None else list(candidates)
+    cands = default if candidates is None else list(ordered_labels("candidates", candidates, allow_empty=True))
     x = _matrix(data, cands)
     n = x.shape[0]
     if n < 2:
@@ -128,6 +131,14 @@ def welch_t_scores(data: pd.DataFrame, columns: list[str], group: str, levels: t
     levels : (str, str)
         The two groups compared: the score is ``|mean(levels[0]) - mean(levels[1])| / se``.
     """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+    columns = list(ordered_labels("columns", columns, noun="column label"))
+    problem = missing_columns(data, {"columns": tuple(columns), "group": (group,)})
+    if problem:
+        raise ValueError(problem)
+    if not isinstance(levels, (tuple, list)) or len(levels) != 2:
+        raise TypeError(f"`levels` must be a pair (tuple) of the two groups compared; got {levels!r}.")
     a = data.loc[data[group] == levels[0], columns].to_numpy(dtype=float)
     b = data.loc[data[group] == levels[1], columns].to_numpy(dtype=float)
     se = np.sqrt(a.var(axis=0, ddof=1) / len(a) + b.var(axis=0, ddof=1) / len(b))

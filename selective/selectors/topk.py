@@ -197,6 +197,9 @@ class NoisyTopK:
             raise TypeError(f"`score` must be a callable data -> pandas.Series; got {self.score!r}.")
         object.__setattr__(self, "candidates", _check_candidates(self.candidates, self.k))
         _check_name(self.name)
+        if not self.epsilon / self.k > 0:
+            raise ValueError(f"`epsilon` / `k` (the budget of each of the k rounds) must be a positive double; got "
+                             f"epsilon = {self.epsilon!r} with k = {self.k}.")
         self.certificate()  # refuses parameters without a certificate before any data are seen
 
     def certificate(self) -> PureDP:

@@ -21,6 +21,7 @@ from selective.selectors.description import (
     SparseValidate,
     candidate_scores,
 )
+from selective.selectors.scores import welch_t_scores
 
 RNG = np.random.default_rng(1)
 DATA = pd.DataFrame(RNG.normal(size=(200, 6)), columns=list("abcdef"))
@@ -51,8 +52,12 @@ class TestCandidateScores:
             candidate_scores(DATA, kind="median")
         with pytest.raises(ValueError, match="`target` is required for kind='corr'"):
             candidate_scores(DATA, kind="corr")
-        with pytest.raises(KeyError, match="not found"):
+        with pytest.raises(ValueError, match=r"`candidates` names 1 column\(s\) not in `data`: \['zz'\]"):
             candidate_scores(DATA, ["zz"])
+        with pytest.raises(TypeError, match="`candidates` must be an ordered collection"):
+            candidate_scores(DATA, {"a", "b"})
+        with pytest.raises(ValueError, match=r"`group` names 1 column\(s\) not in `data`: \['arm'\]"):
+            welch_t_scores(DATA, ["a"], "arm", ("x", "y"))
 
 
 class TestFiniteChoice:
@@ -254,7 +259,7 @@ class TestDeclaredCollections:
     """Strings, sets and other unordered or non-collection arguments are refused by name."""
 
     def test_features_must_be_a_list_or_tuple(self):
-        with pytest.raises(TypeError, match=r"`features` must be a list or tuple of column labels; got the string 'ab'"):
+        with pytest.raises(TypeError, match=r"`features` must be a list or tuple of column labels; got the string"):
             LassoSupport("y", "ab", lam=1.0, max_size=1)
         with pytest.raises(TypeError, match=r"`features` must be an ordered collection .* got a set"):
             ForwardStepwise("y", {"a", "b"}, steps=1)
