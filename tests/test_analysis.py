@@ -449,3 +449,18 @@ class TestChecksBeforeTheData:
         data = pd.DataFrame(np.zeros((3, 3)), columns=["a", "b", "a"])
         with pytest.raises(ValueError, match=r"`data` has more than one column labelled \['a'\]"):
             Analysis(data)
+
+
+def test_candidate_scores_object_declares_its_columns():
+    from selective.selectors import CandidateScores
+
+    data = load_biomarkers()
+    a = Analysis(data)
+    typo = ("m01", "m02", "m3")
+    with pytest.raises(ValueError, match=r"`score.candidates` names 1 column\(s\) not in `data`: \['m3'\]"):
+        a.select(TopK(k=1, score=CandidateScores(typo, kind="t", absolute=True), candidates=typo))
+    assert len(a.ledger) == 0 and not a.void_reasons
+    cands = ("m01", "m02", "m07")
+    sel = a.select(TopK(k=1, score=CandidateScores(cands, kind="t", absolute=True), candidates=cands))
+    expected = data[list(cands)].mean() / (data[list(cands)].std() / np.sqrt(len(data)))
+    assert sel.value == (expected.abs().idxmax(),) and a.ledger.certificates == (DescriptionLength(3),)

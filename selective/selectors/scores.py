@@ -7,6 +7,7 @@ correlations with a target, t statistics. It never loops over columns in Python.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ import pandas as pd
 from .._validation import check_choice
 from .base import missing_columns, ordered_labels
 
-__all__ = ["candidate_scores", "welch_t_scores"]
+__all__ = ["candidate_scores", "welch_t_scores", "CandidateScores"]
 
 _CHUNK_ROWS = 65_536
 
@@ -143,3 +144,50 @@ def welch_t_scores(data: pd.DataFrame, columns: list[str], group: str, levels: t
     b = data.loc[data[group] == levels[1], columns].to_numpy(dtype=float)
     se = np.sqrt(a.var(axis=0, ddof=1) / len(a) + b.var(axis=0, ddof=1) / len(b))
     return pd.Series(np.abs(a.mean(axis=0) - b.mean(axis=0)) / se, index=columns)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateScores:
+    """:func:`candidate_scores` as a score object that declares the columns it reads.
+
+    Use it as the ``score`` of a selector whose candidates are columns, e.g.
+    ``TopK(k=2, score=CandidateScores(cands, kind="t", absolute=True), candidates=cands)``:
+    through :meth:`required_columns`, :class:`~selective.Analysis` refuses a missing column
+    (a typo) before the data are touched, instead of charging the failure as an outcome.
+
+    Parameters
+    ----------
+    candidates : list or tuple of column labels
+    kind : {"mean", "corr", "t"}
+        As in :func:`candidate_scores`.
+    target : column label, optional
+        As in :func:`candidate_scores` (a column label only).
+    absolute : bool, default False
+        Score by absolute value (two-sided screens).
+    """
+
+    candidates: tuple
+    kind: str = "mean"
+    target: Any = None
+    absolute: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "candidates", ordered_labels("candidates", self.candidates, noun="column label"))
+        check_choice("kind", self.kind, ("mean", "corr", "t"))
+        if self.kind == "corr" and self.target is None:
+            raise ValueError("`target` is required for kind='corr'.")
+        if self.target is not None and self.target in self.candidates:
+            raise ValueError(f"`target` {self.target!r} must not be one of `candidates`.")
+        if not isinstance(self.absolute, bool):
+            raise TypeError(f"`absolute` must be True or False; got {self.absolute!r}.")
+
+    def required_columns(self) -> dict[str, tuple]:
+        """``{"candidates": ..., "target": ...}``: checked before the data are touched."""
+        out = {"candidates": self.candidates}
+        if self.target is not None:
+            out["target"] = (self.target,)
+        return out
+
+    def __call__(self, data: pd.DataFrame) -> pd.Series:
+        s = candidate_scores(data, self.candidates, target=self.target, kind=self.kind)
+        return s.abs() if self.absolute else s

@@ -32,6 +32,7 @@ from selective.accounting.certificates import ZCDP, ApproxDP, DescriptionLength,
 from selective.exceptions import BudgetExhausted
 from selective.hypotheses import OneSampleTTest
 from selective.selectors import (
+    CandidateScores,
     FiniteChoice,
     ForwardStepwise,
     LassoSupport,
@@ -208,7 +209,7 @@ def candidate_collections(draw):
 
 def score_functions(draw, user: UserRaised, cands):
     kind = draw(st.sampled_from(["mean", "abs-t", "nan", "missing-column", "boom", "junk", "array", "signed",
-                                 "constant"]))
+                                 "constant", "declared"]))
     labels = list(cands) if isinstance(cands, (list, tuple, np.ndarray)) else []
     if kind == "mean":
         def fn(d):
@@ -234,6 +235,13 @@ def score_functions(draw, user: UserRaised, cands):
     elif kind == "constant":
         def fn(d):
             return pd.Series(1.0, index=pd.Index(labels, dtype=object, tupleize_cols=False))
+    elif kind == "declared":
+        try:
+            return CandidateScores(labels, kind=draw(st.sampled_from(["mean", "t", "corr"])),
+                                   target=draw(st.sampled_from([None, "v", "zz"])), absolute=True)
+        except DOCUMENTED:
+            def fn(d):
+                return np.zeros(len(labels))
     else:
         try:
             return SignedMeanScore(columns=labels, sign_column=draw(st.sampled_from(POOL + MISSING)), positive=1.0)
