@@ -223,7 +223,7 @@ class Analysis:
             return
         label = f"{name} (failed: {type(exc).__name__})"
         if isinstance(declared, DescriptionLength):
-            extra = exc.n_messages if isinstance(exc, NonFiniteScoreError) else 1
+            extra = max(1, exc.n_messages) if isinstance(exc, NonFiniteScoreError) else 1
             cert = DescriptionLength(declared.n_outcomes + extra)
         else:
             cert = declared
@@ -350,7 +350,11 @@ class Analysis:
         refused by the ledger (order rule, budget), the error is raised *and* the analysis'
         information-based corrections become void (:attr:`void_reasons`; only a declared
         Bonferroni stays). The ledger itself is left unchanged by every refusal."""
-        self._warn_if_tests_seen()
+        try:
+            self._warn_if_tests_seen()
+        except BaseException:  # a warning turned into an error must not drop the look
+            self._void.append("record() was stopped before the step could be recorded")
+            raise
         if not isinstance(selection, Selection):
             self._void.append(f"record() got a {type(selection).__name__}, not a Selection: the look it stands for "
                               "could not be recorded")

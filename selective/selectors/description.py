@@ -225,9 +225,9 @@ class SparseValidate:
         if holdout.columns.has_duplicates:
             dup = list(dict.fromkeys(holdout.columns[holdout.columns.duplicated()]))
             raise ValueError(f"`holdout` has more than one column labelled {dup[:5]!r}; column labels must be unique.")
-        self.__holdout = FrozenFrame(holdout)
         self._m = check_int("m", m, low=1)
         self._budget = check_int("budget", budget, low=0, high=self._m)
+        self.__holdout = FrozenFrame(holdout)
         self._n_queries = 0
         self._n_ones = 0
 

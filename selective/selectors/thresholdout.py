@@ -181,6 +181,9 @@ class Thresholdout:
     budget : int
         B >= 1: number of over-threshold answers before :class:`BudgetExhausted`.
     rng : numpy.random.Generator or seed, optional
+        A private child generator is spawned from it at construction (the caller's stream is
+        not consumed). A seed makes the answers reproducible, and the noise recomputable by
+        whoever knows it.
     one_sided : bool
         Test :math:`E_{S_h}-E_{S_t}>\hat T+\eta` only (Remark 26).
 
@@ -231,7 +234,7 @@ class Thresholdout:
         gamma = (n - 1) * u / (1 - (n - 1) * u)
         self._sens = _Q + 1 + math.ceil(2 * _Q * gamma * n)  # integer sensitivity of H
         unit = Fraction(self._sigma) * n * self._sens  # σ on the mean scale, in units of H
-        if 4 * unit >= _NOISE_LIMIT:
+        if _scale_at_least(4 * unit) >= _NOISE_LIMIT:  # the largest scale drawn (eta), checked before any query
             raise ValueError(f"`sigma` must be below {float(_NOISE_LIMIT / (4 * n * self._sens)):.3g} for a holdout of "
                              f"{n} rows (the exact sampler draws noise scales below 2^56 units); got {sigma!r}.")
         draw = _laplace_source(_private_generator(rng))
