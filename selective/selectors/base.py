@@ -150,17 +150,21 @@ def missing_columns(data: pd.DataFrame, required: Mapping[str, tuple]) -> str | 
 def ordered_labels(name: str, value: Any, *, allow_empty: bool = False, noun: str = "label") -> tuple:
     """``value`` as a tuple of labels, refusing what has no fixed order or is not a collection.
 
-    Accepted: a list, a tuple, a range, a 1-d numpy array or a pandas Index / Series (its
-    values). Refused with a TypeError naming ``name``: a string or bytes (its characters are
-    not labels), a set (its order changes with the hash seed, so the selections would too), a
-    dict, an iterator, None, or anything else. Labels must be hashable and distinct.
+    Accepted: a list, a tuple, a range, a 1-d numpy array, a pandas Index / Series (its
+    values) or the keys of a dict (insertion order). Refused with a TypeError naming ``name``:
+    a string or bytes (its characters are not labels), a set (its order changes with the hash
+    seed, so the selections would too), a dict, an iterator, None, or anything else. Labels
+    must be hashable and distinct.
     """
     if isinstance(value, (str, bytes)):
         raise TypeError(f"`{name}` must be a list or tuple of {noun}s; got the string {value!r} (write "
                         f"[{value!r}] for a single {noun}).")
+    if isinstance(value, _DICT_KEYS):  # insertion-ordered, unlike other sets
+        value = tuple(value)
     if isinstance(value, (Set, Mapping)):
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
         raise TypeError(f"`{name}` must be an ordered collection (a list or tuple) of {noun}s; got a "
-                        f"{type(value).__name__}, whose order is arbitrary and would make the selection "
+                        f"{type(value).__name__} {shown}, whose order is arbitrary and would make the selection "
                         f"depend on the hash seed. Pass sorted({name}) or a list.")
     if isinstance(value, np.ndarray):
         if value.ndim != 1:
@@ -185,6 +189,9 @@ def ordered_labels(name: str, value: Any, *, allow_empty: bool = False, noun: st
         dup = next(c for c in items if c in seen or seen.add(c))
         raise ValueError(f"`{name}` must not repeat a {noun}; got {dup!r} more than once.")
     return items
+
+
+_DICT_KEYS = type({}.keys())
 
 
 def _hashable(x: Any) -> bool:
