@@ -297,3 +297,170 @@ def test_selecting_after_testing_warns():
     a.test(TwoSampleTTest(column="m07", group="arm", levels=("treatment", "control")))
     with pytest.warns(SelectiveWarning, match="after tests have been run"):
         a.record(Selection(value=("m07",), certificate=DescriptionLength(2)))
+
+
+class Raising(FixedSelector):
+    """A selector that reads the data, then raises ``exc``."""
+
+    def __init__(self, certificate, exc):
+        super().__init__(certificate)
+        self.exc = exc
+
+    def select(self, data, rng=None):
+        self.calls += 1
+        data["m01"].iloc[0]  # reads a value
+        raise self.exc
+
+
+class Returning(FixedSelector):
+    """A selector that reads the data, then returns ``out``."""
+
+    def __init__(self, certificate, out):
+        super().__init__(certificate)
+        self.out = out
+
+    def select(self, data, rng=None):
+        self.calls += 1
+        return self.out
+
+
+def _relabelled(selection, label):
+    object.__setattr__(selection, "label", label)  # a Selection that bypassed its own checks
+    return selection
+
+
+class TestEveryExitIsAccounted:
+    """Once a selector has touched the data, every exit leaves a ledger step or a void (THEORY.md 3.2a)."""
+
+    def test_label_is_checked_before_the_data(self):
+        a = Analysis(load_biomarkers())
+        sel = FixedSelector(DescriptionLength(10))
+        before = a.ledger.to_json()
+        with pytest.raises(TypeError, match=r"`label` must be a string or None; got 5 \(int\)"):
+            a.select(sel, label=5)
+        assert sel.calls == 0 and a.ledger.to_json() == before and not a.void_reasons
+
+    @pytest.mark.parametrize("exc", [KeyboardInterrupt(), SystemExit(3), RuntimeError("x"), KeyError("m99")])
+    def test_description_length_failures_cost_one_outcome(self, exc):
+        a = Analysis(load_biomarkers())
+        with pytest.raises(type(exc)):
+            a.select(Raising(DescriptionLength(10), exc), label="broken")
+        assert a.ledger.certificates == (DescriptionLength(11),) and not a.void_reasons
+        assert f"failed: {type(exc).__name__}" in a.ledger.steps[0].label
+
+    @pytest.mark.parametrize("exc", [SystemExit(3), RuntimeError("x")])
+    def test_dp_failures_are_recorded_and_void_the_corrections(self, exc):
+        a = Analysis(load_biomarkers(), n_candidates=60)
+        with pytest.raises(type(exc)):
+            a.select(Raising(PureDP(0.1), exc))
+        assert a.ledger.certificates == (PureDP(0.1),)
+        assert a.void_reasons and "does not cover a data-dependent failure" in a.void_reasons[0]
+
+    def test_dp_step_interrupted_is_recorded_without_voiding(self):
+        a = Analysis(load_biomarkers())
+        with pytest.raises(KeyboardInterrupt):
+            a.select(Raising(PureDP(0.1), KeyboardInterrupt()))
+        assert a.ledger.certificates == (PureDP(0.1),) and not a.void_reasons
+
+    @pytest.mark.parametrize("out", [None, ("m07",), "m07", DescriptionLength(10)])
+    def test_junk_returned_is_a_failure(self, out):
+        a = Analysis(load_biomarkers())
+        with pytest.raises(TypeError, match="must return a Selection"):
+            a.select(Returning(DescriptionLength(10), out))
+        assert a.ledger.certificates == (DescriptionLength(11),) and a.selections == ()
+
+    def test_selection_with_a_bad_label_is_a_failure(self):
+        a = Analysis(load_biomarkers())
+        bad = _relabelled(Selection(value=("m07",), certificate=DescriptionLength(10), label="x"), 5)
+        with pytest.raises(TypeError, match="label is not a string"):
+            a.select(Returning(DescriptionLength(10), bad))
+        assert a.ledger.certificates == (DescriptionLength(11),)
+
+        class BuildsBadLabel(FixedSelector):
+            def select(self, data, rng=None):
+                return Selection(value=("m07",), certificate=self.cert, label=5)
+
+        with pytest.raises(TypeError, match=r"`label` must be a string; got 5"):
+            a.select(BuildsBadLabel(DescriptionLength(3)))
+        assert a.ledger.certificates == (DescriptionLength(11), DescriptionLength(4))
+
+    def test_undeclared_selector_failure_voids(self):
+        class Undeclared:
+            def select(self, data, rng=None):
+                raise KeyboardInterrupt
+
+        a = Analysis(load_biomarkers())
+        with pytest.warns(SelectiveWarning), pytest.raises(KeyboardInterrupt):
+            a.select(Undeclared())
+        assert len(a.ledger) == 0 and "declared no certificate" in a.void_reasons[0]
+
+    def test_non_finite_score_costs_one_outcome_per_message(self):
+        cands = ("m01", "m02", "m03", "m04")
+        top = TopK(k=1, score=lambda d: pd.Series([1.0, np.nan, 2.0, 0.0], index=list(cands)), candidates=cands)
+        a = Analysis(load_biomarkers())
+        with pytest.raises(ValueError, match="for 'm02' \\(the first such in the declared order"):
+            a.select(top)
+        assert a.ledger.certificates == (DescriptionLength(4 + 4),)
+
+    def test_ledger_refusal_after_the_look_voids(self):
+        class Liar(FixedSelector):
+            def certificate(self):
+                return None  # declares nothing, then returns a certificate the ledger refuses
+
+            def select(self, data, rng=None):
+                return Selection(value=("m07",), certificate=ApproxDP(0.1, 1e-9), label="liar")
+
+        a = Analysis(load_biomarkers())
+        a.select(FixedSelector(DescriptionLength(3)))
+        with pytest.warns(SelectiveWarning), pytest.raises(CompositionOrderError):
+            a.select(Liar(None))
+        assert len(a.ledger) == 1 and "refused by the ledger" in a.void_reasons[0]
+
+    def test_record_refusals_void_and_leave_the_ledger_unchanged(self):
+        a = Analysis(load_biomarkers())
+        a.record(Selection(value=("m07",), certificate=DescriptionLength(3), label="pick"))
+        before = a.ledger.to_json()
+        bad = _relabelled(Selection(value=("m07",), certificate=PureDP(0.1), label="x"), 7)
+        with pytest.raises(TypeError, match="`selection.label` a string"):
+            a.record(bad)
+        assert a.ledger.to_json() == before and len(a.void_reasons) == 1
+        with pytest.raises(TypeError, match="`selection` must be a Selection"):
+            a.record(("m07",))
+        assert a.ledger.to_json() == before and len(a.void_reasons) == 2
+
+
+class TestChecksBeforeTheData:
+    def test_missing_declared_columns_are_refused_before_the_data(self):
+        from selective.selectors import ForwardStepwise, LassoSupport, SignedMeanScore
+
+        data = load_biomarkers()
+        a = Analysis(data)
+        before = a.ledger.to_json()
+        with pytest.raises(ValueError, match=r"`target` names 1 column\(s\) not in `data`: \['outcome'\]"):
+            a.select(LassoSupport(target="outcome", features=["m01", "m02"], lam=1.0, max_size=1))
+        with pytest.raises(ValueError, match=r"`features` names 2 column\(s\) not in `data`: \['m1', 'm2'\]"):
+            a.select(ForwardStepwise(target="m01", features=["m1", "m2", "m03"], steps=1))
+        score = SignedMeanScore(columns=("m01", "mX"), sign_column="arm", positive="treatment")
+        with pytest.raises(ValueError, match=r"`score.columns` names 1 column\(s\) not in `data`: \['mX'\]"):
+            a.select(NoisyTopK(k=1, epsilon=0.1, sensitivity=0.1, score=score, candidates=("m01", "mX")))
+        assert a.ledger.to_json() == before and not a.void_reasons and not a.selections
+
+    def test_duplicate_column_labels_are_refused(self):
+        data = pd.DataFrame(np.zeros((3, 3)), columns=["a", "b", "a"])
+        with pytest.raises(ValueError, match=r"`data` has more than one column labelled \['a'\]"):
+            Analysis(data)
+
+
+def test_candidate_scores_object_declares_its_columns():
+    from selective.selectors import CandidateScores
+
+    data = load_biomarkers()
+    a = Analysis(data)
+    typo = ("m01", "m02", "m3")
+    with pytest.raises(ValueError, match=r"`score.candidates` names 1 column\(s\) not in `data`: \['m3'\]"):
+        a.select(TopK(k=1, score=CandidateScores(typo, kind="t", absolute=True), candidates=typo))
+    assert len(a.ledger) == 0 and not a.void_reasons
+    cands = ("m01", "m02", "m07")
+    sel = a.select(TopK(k=1, score=CandidateScores(cands, kind="t", absolute=True), candidates=cands))
+    expected = data[list(cands)].mean() / (data[list(cands)].std() / np.sqrt(len(data)))
+    assert sel.value == (expected.abs().idxmax(),) and a.ledger.certificates == (DescriptionLength(3),)

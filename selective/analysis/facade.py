@@ -17,12 +17,18 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_int, check_probability
-from ..accounting.certificates import DescriptionLength
+from ..accounting.certificates import Certificate, DescriptionLength
 from ..accounting.composition import group_privacy
 from ..accounting.ledger import Ledger, compute_totals
 from ..corrections import correct
 from ..exceptions import SelectiveWarning
-from ..selectors.base import Selection, declared_certificate
+from ..selectors.base import (
+    NonFiniteScoreError,
+    Selection,
+    declared_certificate,
+    declared_columns,
+    missing_columns,
+)
 from .report import CorrectedTable
 from .rows import ADJUST_METHODS, build_table, void_totals
 from .trust import results_at_level
@@ -81,6 +87,10 @@ class Analysis:
             raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
         if len(data) == 0:
             raise ValueError("`data` must have at least one row; got an empty DataFrame.")
+        if data.columns.has_duplicates:
+            dup = list(dict.fromkeys(data.columns[data.columns.duplicated()]))
+            raise ValueError(f"`data` has more than one column labelled {dup[:5]!r}; column labels must be unique "
+                             "(a selector reading such a column would get several).")
         self._data = data
         self.alpha = check_probability("alpha", alpha, closed="neither")
         self.n_candidates = None if n_candidates is None else check_int("n_candidates", n_candidates, low=1)
@@ -172,7 +182,11 @@ class Analysis:
 
     def _unit_certificate(self, certificate):
         """The certificate with respect to units: group privacy over the largest unit."""
-        return group_privacy(certificate, self.group_size)
+        try:
+            return group_privacy(certificate, self.group_size)
+        except (ValueError, OverflowError) as exc:
+            raise ValueError(f"{certificate.describe()} cannot be stated for units of up to {self.group_size} rows "
+                             f"(group privacy, `units` = {self.units!r}): {exc}") from None
 
     @property
     def void_reasons(self) -> tuple[str, ...]:
@@ -181,18 +195,52 @@ class Analysis:
         return tuple(self._void)
 
     def _record_after_look(self, certificate, label: str) -> None:
-        """Record a step whose mechanism already ran on the data; if the ledger refuses it, the
-        look is not covered by any bound, so the information-based corrections become void. So
-        do they when the step differs from the preregistered one (a failure recorded as one
-        more outcome): the declared certificates no longer bound what was looked at."""
+        """Record a step whose mechanism already ran on the data; if the ledger refuses it (or
+        anything else stops the recording), the look is not covered by any bound, so the
+        information-based corrections become void. So do they when the step differs from the
+        preregistered one (a failure recorded as one more outcome): the declared certificates no
+        longer bound what was looked at."""
         k = len(self.ledger)
         if self._preregistered is not None and (k >= len(self._preregistered) or certificate != self._preregistered[k]):
             self._void.append(f"step {label!r} ran on the data but differs from the preregistered step {k}")
         try:
             self.ledger.record(certificate, label)
-        except ValueError as exc:
-            self._void.append(f"step {label!r} ran on the data but was refused by the ledger ({exc})")
+        except BaseException as exc:
+            if len(self.ledger) == k:
+                self._void.append(f"step {label!r} ran on the data but was refused by the ledger ({exc})")
             raise
+
+    def _charge_failure(self, declared, name: str, exc: BaseException) -> None:
+        """Account for a step that read the data and then failed; never raises (the caller
+        re-raises ``exc``).
+
+        A description-length step is recorded with its N outcomes plus the failure outcomes: one,
+        or, for a :class:`~selective.selectors.base.NonFiniteScoreError`, one per form its message
+        can take. Any other declared certificate is recorded as declared (it keeps the order
+        rules and the budget), and the information-based corrections become void: a DP or
+        information guarantee covers the released output, not a failure that depends on the
+        data. An interrupt (``KeyboardInterrupt``) is user-initiated, so it does not void them. A
+        step that declared nothing voids them.
+        """
+        if declared is None:
+            self._void.append(f"{name} read the data and then stopped ({type(exc).__name__}); it declared no "
+                              "certificate")
+            return
+        label = f"{name} (failed: {type(exc).__name__})"
+        if isinstance(declared, DescriptionLength):
+            extra = max(1, exc.n_messages) if isinstance(exc, NonFiniteScoreError) else 1
+            cert = DescriptionLength(declared.n_outcomes + extra)
+        else:
+            cert = declared
+            if not isinstance(exc, KeyboardInterrupt):
+                self._void.append(f"{name} failed after reading the data ({type(exc).__name__}); its "
+                                  f"{declared.describe()} does not cover a data-dependent failure")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SelectiveWarning)
+                self._record_after_look(cert, label)
+        except Exception:  # noqa: BLE001 - refused: already void; the original error is what the caller raises
+            pass
 
     def _warn_if_tests_seen(self) -> None:
         if self._tests:
@@ -206,19 +254,53 @@ class Analysis:
     def select(self, selector: Any, *, label: str | None = None) -> Selection:
         """Run ``selector`` on the data and record its certificate on the ledger.
 
-        The selector's declared certificate (``selector.certificate()``) is checked against the
-        ledger's order rules and budget *before* the selector touches the data; a refused
-        selection leaves the analysis unchanged. Once the data have been touched the step is
-        always recorded: if the selector then fails, its declared certificate is recorded
-        (a description length of N + 1, the failure being one more outcome) and the error is
-        raised again. The certificate the selection returns must equal the declared one.
-        A selector that declares nothing is run with a :class:`SelectiveWarning`: its
-        certificate is then read from its output, valid only if it does not depend on the data.
+        Everything that can be checked without the data is checked first, and a refusal then
+        leaves the analysis unchanged (the ledger is byte-identical): the arguments (``label``
+        must be a string or None), the selector's declared certificate
+        (``selector.certificate()``) against the preregistered steps and the ledger's order rules
+        and budget, and the columns the selector declares it reads
+        (``selector.required_columns()``) against the columns of the data.
+
+        Once the data have been touched the step is always accounted for, whatever happens
+        (``KeyboardInterrupt`` and ``SystemExit`` included; the exception is then raised again):
+
+        * success: the selection's certificate is recorded (it must equal the declared one; if
+          it does not, the declared one is recorded and a ValueError raised);
+        * the selector fails, or returns something that is not a valid :class:`Selection`: a
+          description-length step is recorded with one more outcome (the failure; one per form
+          of the message for a :class:`~selective.selectors.base.NonFiniteScoreError`); any other
+          declared certificate is recorded as declared and the information-based corrections
+          become void (:attr:`void_reasons`), except after a ``KeyboardInterrupt``;
+        * the ledger refuses the step: the corrections become void.
+
+        The failure is counted as an event; what an exception's message says (from user code in
+        particular) is not covered. A selector that declares nothing is run with a
+        :class:`SelectiveWarning`: its certificate is then read from its output, valid only if it
+        does not depend on the data, and a failure voids the corrections.
+
+        Raises
+        ------
+        TypeError
+            ``selector`` has no ``select`` method, ``label`` is not a string, or the selection
+            returned is not a :class:`Selection`.
+        ValueError
+            A declared column is missing from the data, the step does not match the preregistered
+            one, or the selection's certificate differs from the declared one.
+        CompositionOrderError, BudgetExceededError
+            The ledger refuses the step (before the data are touched when it is declared).
         """
-        if not hasattr(selector, "select"):
+        if not callable(getattr(selector, "select", None)):
             raise TypeError(f"`selector` must have a select(data, rng) method; got {selector!r}.")
+        if label is not None and not isinstance(label, str):
+            raise TypeError(f"`label` must be a string or None; got {label!r} ({type(label).__name__}).")
         declared_rows = declared_certificate(selector)
+        if declared_rows is not None and not isinstance(declared_rows, Certificate):
+            raise TypeError(f"`{type(selector).__name__}.certificate()` must return a certificate (PureDP, ApproxDP, "
+                            f"ZCDP, DescriptionLength, MaxInfo, MutualInfo); got {declared_rows!r}.")
         declared = None if declared_rows is None else self._unit_certificate(declared_rows)
+        problem = missing_columns(self._data, declared_columns(selector))
+        if problem:
+            raise ValueError(f"{problem} Nothing was recorded: the data were not touched.")
         name = label if label is not None else type(selector).__name__
         self._warn_if_tests_seen()
         if declared is not None:
@@ -235,41 +317,64 @@ class Analysis:
                 SelectiveWarning,
                 stacklevel=2,
             )
+        accounted = False  # set once the look is on the ledger or has voided the corrections
         try:
             sel = selector.select(self._data, self._rng)
-        except Exception as exc:
-            if declared is not None:
-                failed = (DescriptionLength(declared.n_outcomes + 1) if isinstance(declared, DescriptionLength)
-                          else declared)
-                self._record_after_look(failed, f"{name} (failed: {type(exc).__name__})")
-            else:
-                self._void.append(f"{name} failed after reading the data and declared no certificate")
+            if not isinstance(sel, Selection):
+                raise TypeError(f"`{type(selector).__name__}.select` must return a Selection; got "
+                                f"{type(sel).__name__}.")
+            if not isinstance(sel.certificate, Certificate) or not isinstance(sel.label, str):
+                raise TypeError(f"`{type(selector).__name__}.select` returned a Selection whose certificate is not a "
+                                f"certificate or whose label is not a string (got {type(sel.certificate).__name__} "
+                                f"and {type(sel.label).__name__}).")
+            if declared_rows is not None and sel.certificate != declared_rows:
+                accounted = True
+                self._record_after_look(declared, f"{name} (inconsistent certificate)")
+                raise ValueError(
+                    f"{type(selector).__name__} declared {declared_rows.describe()} but its selection carries "
+                    f"{sel.certificate.describe()}; the declared certificate was recorded and the selection discarded."
+                )
+            cert = declared if declared is not None else self._unit_certificate(sel.certificate)
+            accounted = True
+            self._record_after_look(cert, label if label is not None else sel.label)
+        except BaseException as exc:
+            if not accounted:
+                self._charge_failure(declared, name, exc)
             raise
-        if not isinstance(sel, Selection):
-            raise TypeError(f"`selector.select` must return a Selection; got {type(sel).__name__}.")
-        if declared_rows is not None and sel.certificate != declared_rows:
-            self._record_after_look(declared, f"{name} (inconsistent certificate)")
-            raise ValueError(
-                f"{type(selector).__name__} declared {declared_rows.describe()} but its selection carries "
-                f"{sel.certificate.describe()}; the declared certificate was recorded and the selection discarded."
-            )
-        self._record_after_look(self._unit_certificate(sel.certificate), label if label is not None else sel.label)
         self._selections.append(sel)
         return sel
 
     def record(self, selection: Selection) -> Selection:
         """Record a selection made through an interactive mechanism (e.g. the queries answered by
         a :class:`~selective.selectors.Thresholdout` on this analysis' data), with its
-        certificate. The mechanism has already looked at the data, so if the ledger refuses the
-        step (order rule, budget) the error is raised *and* the analysis' information-based
-        corrections become void (:attr:`void_reasons`; only a declared Bonferroni stays)."""
-        if not isinstance(selection, Selection):
-            raise TypeError(f"`selection` must be a Selection; got {type(selection).__name__}.")
-        self._warn_if_tests_seen()
-        cert = self._unit_certificate(selection.certificate)
+        certificate.
+
+        The mechanism has already looked at the data, so a step that cannot be recorded is never
+        dropped silently: if ``selection`` is not a valid :class:`Selection` (its certificate not
+        a certificate, its label not a string), does not match the preregistered steps, or is
+        refused by the ledger (order rule, budget), the error is raised *and* the analysis'
+        information-based corrections become void (:attr:`void_reasons`; only a declared
+        Bonferroni stays). The ledger itself is left unchanged by every refusal."""
         try:
+            self._warn_if_tests_seen()
+        except BaseException:  # a warning turned into an error must not drop the look
+            self._void.append("record() was stopped before the step could be recorded")
+            raise
+        if not isinstance(selection, Selection):
+            self._void.append(f"record() got a {type(selection).__name__}, not a Selection: the look it stands for "
+                              "could not be recorded")
+            raise TypeError(f"`selection` must be a Selection; got {type(selection).__name__}. The analysis' "
+                            "information-based corrections are now void.")
+        if not isinstance(selection.certificate, Certificate) or not isinstance(selection.label, str):
+            self._void.append("record() got a Selection whose certificate or label is invalid: the look it stands for "
+                              "could not be recorded")
+            raise TypeError("`selection.certificate` must be a certificate and `selection.label` a string; got "
+                            f"{type(selection.certificate).__name__} and {selection.label!r}. The analysis' "
+                            "information-based corrections are now void.")
+        try:
+            cert = self._unit_certificate(selection.certificate)
             self._check_preregistered(cert)
-        except ValueError as exc:
+        except BaseException as exc:
             self._void.append(f"step {selection.label!r} ran on the data but does not match the preregistered "
                               f"steps ({exc})")
             raise

@@ -191,6 +191,9 @@ def _best_threshold(a: float, totals: LedgerTotals, n_candidates: int | None, th
         shown = [t for t in thresholds.values() if t is not None]
         return max(shown, key=lambda t: t.log2_gamma) if shown else None
     level = a / n_merge
+    if level <= 0.0:  # alpha / R underflows: no positive threshold is representable, and 0 is always valid
+        return Threshold(alpha=a, log2_gamma=-math.inf,
+                         route=f"alpha/{n_merge} below the double range (adaptive merge)")
     shown = []
     if "maxinfo" in thresholds:
         cands = []

@@ -109,8 +109,8 @@ def corrected_pvalue_pure_dp_all_distributions(pvalue, epsilon: float, n_rows: i
     p = check_pvalues("pvalue", pvalue)
     eps = check_positive("epsilon", epsilon)
     n = check_int("n_rows", n_rows, low=1)
-    with np.errstate(over="ignore", divide="ignore"):
-        out = _clip1(np.exp(_log_p(p) + eps * n))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        out = np.where(p > 0, _clip1(np.exp(_log_p(p) + eps * n)), 0.0)  # p = 0 stays 0 even if eps n overflows
     return _scalar_or_array(out, pvalue)
 
 
@@ -126,10 +126,21 @@ def gamma_pure_dp_product(alpha: float, epsilon: float, n_rows: int) -> Threshol
     eps = check_positive("epsilon", epsilon)
     n = check_int("n_rows", n_rows, low=1)
     A, B = _thm20_ab(eps, n)
-    log_g, beta = max_log_gamma_composite(math.log(a), A, B, 0)
+    log_g, beta = _theorem20_optimum(math.log(a), A, B, 0)
     k = LOG2_E * (A + B * math.sqrt(math.log(2.0 / beta))) if beta > 0 else math.inf
     return Threshold(alpha=a, log2_gamma=log_g / LN2, beta=beta, bits=k,
                      route="pure DP, Theorem 20 (product data), optimal beta")
+
+
+def _theorem20_optimum(log_r: float, a: float, b: float, n_blocks: int) -> tuple[float, float]:
+    """``max_log_gamma_composite``, or (-inf, 0) where its solver loses precision (NaN): only when
+    epsilon^2 n is far beyond any usable range, where gamma is 0 to double precision anyway;
+    -inf (reject nothing) is always valid. With -inf the Theorem 19 alternative is kept."""
+    with np.errstate(invalid="ignore"):
+        log_g, beta = max_log_gamma_composite(log_r, a, b, n_blocks)
+    if math.isnan(log_g) or math.isnan(beta):
+        return -math.inf, 0.0
+    return log_g, beta
 
 
 def _pure_dp_product_opt(pvalue, epsilon, n_rows):
@@ -168,7 +179,7 @@ def gamma_description_length(alpha: float, n_outcomes: int) -> Threshold:
     N = check_int("n_outcomes", n_outcomes, low=1)
     log2N = math.log2(N)
     return Threshold(alpha=a, log2_gamma=2 * math.log2(a) - 2 - log2N, beta=a / 2,
-                     bits=log2N - math.log2(a / 2), route="description length, max-information (beta = alpha/2)")
+                     bits=log2N - math.log2(a) + 1.0, route="description length, max-information (beta = alpha/2)")
 
 
 def _dl_opt(pvalue, n_outcomes):
@@ -213,12 +224,12 @@ def gamma_maxinfo(alpha: float, family: MaxInfoFamily) -> Threshold:
     lnN = family.log2_n_outcomes * LN2
     K = family.fixed_bits * LN2
     eps, n = family.prefix_epsilon, family.n_rows
-    log_a = (J + 1) * math.log(R0 / (J + 1)) - lnN - K - eps * n
+    log_a = (J + 1) * (math.log(R0) - math.log(J + 1)) - lnN - K - eps * n
     best = Threshold(alpha=a, log2_gamma=log_a / LN2, beta=family.fixed_beta + (J * R0 / (J + 1) if J else 0.0),
                      route="max-information" + (" (Theorem 19 for the DP steps)" if eps > 0 else ""))
     if eps > 0 and family.allow_product:
         A, B = _thm20_ab(eps, n)
-        log_b, beta0 = max_log_gamma_composite(math.log(R0), A, B, J)
+        log_b, beta0 = _theorem20_optimum(math.log(R0), A, B, J)
         log_b -= lnN + K
         if log_b > log_a:
             best = Threshold(alpha=a, log2_gamma=log_b / LN2,

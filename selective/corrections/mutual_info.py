@@ -78,7 +78,7 @@ def gamma_mi_via_maxinfo(alpha: float, mi_bits: float, *, form: str = "optimal")
     if form in ("beta_half_alpha", "slide"):
         const = MI_TO_MAXINFO_CONSTANT_BITS if form == "beta_half_alpha" else MI_TO_MAXINFO_SLIDE_CONSTANT_BITS
         k = 2 * (m + const) / a
-        return Threshold(alpha=a, log2_gamma=math.log2(a / 2) - k, beta=a / 2, bits=k,
+        return Threshold(alpha=a, log2_gamma=math.log2(a) - 1.0 - k, beta=a / 2, bits=k,
                          route=f"mutual information via max-information ({form})")
     raise ValueError(f"`form` must be 'optimal', 'beta_half_alpha' or 'slide'; got {form!r}.")
 
@@ -138,20 +138,23 @@ def gamma_mi_russo_zou(alpha: float, mi_bits: float, *, form: str = "optimal") -
     if a >= 0.5:
         raise ValueError(f"`alpha` must be below 0.5 for the Russo-Zou correction; got {a!r}.")
     m = _mi(mi_bits)
+    m_a2 = m / a / a  # m / alpha^2 without underflow of alpha^2 (inf when it overflows)
     if form == "split":
-        return Threshold(alpha=a, log2_gamma=min(math.log2(a / 2), -1.0 - 4 * m / (a * a)),
+        return Threshold(alpha=a, log2_gamma=min(math.log2(a) - 1.0, -1.0 - 4 * m_a2),
                          route="mutual information, Russo-Zou (split)")
     if form != "optimal":
         raise ValueError(f"`form` must be 'optimal' or 'split'; got {form!r}.")
     if m == 0:
         return Threshold(alpha=a, log2_gamma=math.log2(a), route="mutual information, Russo-Zou (optimal)")
+    if not 4 * m_a2 < 1e300:  # L > m/(4 alpha^2) is beyond the double range: gamma = 2^{-L-1} is 0 to double precision
+        return Threshold(alpha=a, log2_gamma=-math.inf, route="mutual information, Russo-Zou (optimal)")
 
     # gamma = 2^{-L-1}; F(L) = 2^{-L-1} + sqrt(m/L) - alpha is decreasing in L > 0
     def F(L):
         return np.exp2(-L - 1.0) + np.sqrt(m / L) - a
 
-    lo = np.array([m / (4 * a * a)])  # sqrt(m/L) = 2 alpha there, so F > 0
-    hi = np.array([max(4 * m / (a * a), math.log2(1 / a) + 2.0)])  # F < 0 there
+    lo = np.array([m_a2 / 4])  # sqrt(m/L) = 2 alpha there, so F > 0
+    hi = np.array([max(4 * m_a2, math.log2(1 / a) + 2.0)])  # F < 0 there
     L = float(_bisect_increasing(lambda x: -F(x), lo, hi, side="hi")[0])  # valid side: F <= 0
     return Threshold(alpha=a, log2_gamma=-L - 1.0, route="mutual information, Russo-Zou (optimal)")
 

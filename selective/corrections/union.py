@@ -15,11 +15,11 @@ import math
 import numpy as np
 
 from .._validation import check_int, check_positive, check_pvalues
-from ..accounting._optim import max_log_gamma_composite, min_exp_sqrt_plus_beta
+from ..accounting._optim import min_exp_sqrt_plus_beta
 from ..accounting.bounds import LOG2_E
 from ..accounting.totals import UnionRoute
 from ._common import LN2, Threshold, _alpha, _clip1, _log_p, _scalar_or_array, _thm20_ab
-from .maxinfo import _pure_dp_product_opt
+from .maxinfo import _pure_dp_product_opt, _theorem20_optimum
 
 __all__ = [
     "gamma_union_dl_and_pure_dp_product",
@@ -44,7 +44,7 @@ def gamma_union_dl_and_pure_dp_product(alpha: float, n_outcomes_total: int, epsi
     eps = check_positive("epsilon", epsilon)
     n = check_int("n_rows", n_rows, low=1)
     A, B = _thm20_ab(eps, n)
-    log_g, beta = max_log_gamma_composite(math.log(a) - math.log(N), A, B, 0)
+    log_g, beta = _theorem20_optimum(math.log(a) - math.log(N), A, B, 0)
     k = LOG2_E * (A + B * math.sqrt(math.log(2.0 / beta))) if beta > 0 else math.inf
     return Threshold(alpha=a, log2_gamma=log_g / LN2, beta=beta, bits=k, route="union route (Theorem 20)")
 
@@ -83,7 +83,7 @@ def gamma_union(alpha: float, route: UnionRoute) -> Threshold:
     best = Threshold(alpha=a, log2_gamma=log_a / LN2, beta=0.0, route="union bound" + how)
     if eps > 0 and route.allow_product:
         A, B = _thm20_ab(eps, n)
-        log_b, beta = max_log_gamma_composite(math.log(a) - lnN, A, B, 0)
+        log_b, beta = _theorem20_optimum(math.log(a) - lnN, A, B, 0)
         if log_b > log_a:
             best = Threshold(alpha=a, log2_gamma=log_b / LN2, beta=beta,
                              route="union bound (Theorem 20 for the DP steps, product data)")
@@ -96,8 +96,8 @@ def corrected_pvalue_union(pvalue, route: UnionRoute):
     p = check_pvalues("pvalue", pvalue)
     lnN = route.log2_n_outcomes * LN2
     eps, n = route.dp_epsilon, route.n_rows
-    with np.errstate(over="ignore", divide="ignore"):
-        v = np.exp(_log_p(p) + eps * n + lnN)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        v = np.where(p > 0, np.exp(_log_p(p) + eps * n + lnN), 0.0)  # p = 0 stays 0 even if eps n overflows
     if eps > 0 and route.allow_product:
         A, B = _thm20_ab(eps, n)
         flat = p.ravel()

@@ -108,7 +108,8 @@ def _exact_numerators(u: np.ndarray, epsilon: float, sensitivity: float) -> tupl
     """
     m_, e_ = math.frexp(sensitivity)
     g = math.ldexp(1.0, e_ - 1 - _UTILITY_GRID_BITS)
-    scaled = np.clip(u / g, -(2.0**61), 2.0**61)
+    with np.errstate(over="ignore"):  # beyond 2^61 grid steps the clip applies
+        scaled = np.clip(u / g, -(2.0**61), 2.0**61)
     grid = np.rint(scaled).astype(np.int64)
     diff = grid.max() - grid  # in [0, 2^62]
     bits = max(0, _EPS_BITS - math.frexp(epsilon)[1])
@@ -118,17 +119,35 @@ def _exact_numerators(u: np.ndarray, epsilon: float, sensitivity: float) -> tupl
     d_grid = math.floor(Fraction(sensitivity) / Fraction(g)) + 1 + _grid.FLOAT_SLACK_STEPS  # sensitivity of M
     c = Fraction(eps_num, 2**bits) / (2 * d_grid)
     num_c, den = c.numerator, c.denominator
-    if int(diff.max()) * num_c < 2**62 and den < 2**62:
+    if int(diff.max()) * num_c < 2**62 and num_c < 2**62 and den < 2**62:
         num = diff * num_c
     else:
         num = np.array([int(v) * num_c for v in diff], dtype=object)
     return num, den
 
 
+_GAMMA_CAP = 2**62 - 1  # exponents are capped here: exp(-2^62) is far below anything observable
+
+
+def _capped_split(num: np.ndarray, den: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer and fractional parts of min(gamma_r, _GAMMA_CAP), gamma_r = num_r / den.
+
+    Capping is exact, not an approximation: with gamma_r = c (M_max - M_r),
+    min(gamma_r, G) = c (M_max - max(M_r, M_max - G/c)), and r -> max(M_r, M_max - G/c) is again a
+    utility of sensitivity at most that of M (a maximum of two such functions), so the capped
+    weights are an exponential mechanism with the same epsilon. It only matters where a weight
+    is below exp(-2^62), and it keeps the exact sampler within 64-bit integers.
+    """
+    cap = _GAMMA_CAP * den
+    if num.dtype == object or den >= 2**62 or int(num.max(initial=0)) >= cap:
+        num = np.array([min(int(v), cap) for v in num], dtype=object)
+    return _split_ratio(num, den)
+
+
 def _exact_exponents(u: np.ndarray, epsilon: float, sensitivity: float) -> tuple[np.ndarray, np.ndarray, int]:
-    """(whole, rem, den) with gamma_r = whole_r + rem_r/den, min_r gamma_r = 0."""
+    """(whole, rem, den) with gamma_r = whole_r + rem_r/den (capped at 2^62 - 1), min_r gamma_r = 0."""
     num, den = _exact_numerators(u, epsilon, sensitivity)
-    whole, rem = _split_ratio(num, den)
+    whole, rem = _capped_split(num, den)
     return whole, rem, den
 
 
@@ -314,7 +333,7 @@ def report_noisy_topk(scores: Any, k: int, *, epsilon: float, sensitivity: float
     for j in range(kk):
         sub = num[remaining]
         sub = sub - sub.min()  # a common shift: same law, better acceptance rate
-        whole, rem = _split_ratio(sub, den)
+        whole, rem = _capped_split(sub, den)  # each round is an exponential mechanism: capping is exact
         i = int(_sample_from_exponents(whole, rem, den, 1, rng)[0])
         chosen[j] = remaining[i]
         remaining = np.delete(remaining, i)
@@ -326,16 +345,22 @@ def report_noisy_max_certificate(*, epsilon: float, noise: str = "gumbel") -> Pu
     noise (bounded range, Durfee and Rogers 2019), ``PureDP(epsilon)`` for exponential noise."""
     check_choice("noise", noise, ("gumbel", "exponential"))
     e = check_positive("epsilon", epsilon)
-    return PureDP(e, rho=e * e / 8.0) if noise == "gumbel" else PureDP(e)
+    return PureDP(e, rho=_bounded_range_rho(e, 1)) if noise == "gumbel" else PureDP(e)
 
 
 def report_noisy_topk_certificate(k: int, *, epsilon: float) -> PureDP:
     """Certificate of :func:`report_noisy_topk`: ``PureDP(epsilon, rho=k*(epsilon/k)**2/8)``."""
     kk = check_int("k", k, low=1)
     e = check_positive("epsilon", epsilon)
-    rho = kk * (e / kk) ** 2 / 8.0
-    # an epsilon so small that rho underflows: drop the optional (tighter) zCDP bound
-    return PureDP(e, rho=rho if rho > 0 else None)
+    return PureDP(e, rho=_bounded_range_rho(e, kk))
+
+
+def _bounded_range_rho(epsilon: float, k: int) -> float | None:
+    """k (epsilon/k)^2 / 8, the zCDP of k bounded-range rounds of epsilon/k; None when it is not a
+    positive finite double (the optional rho is then omitted: PureDP(epsilon) alone stays valid)."""
+    per_round = epsilon / k
+    rho = k * (per_round * per_round) / 8.0 if per_round < 1e150 else math.inf
+    return rho if 0.0 < rho < math.inf else None
 
 
 @dataclass(frozen=True, slots=True)

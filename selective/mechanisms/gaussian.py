@@ -181,6 +181,9 @@ def discrete_gaussian_delta(*, sigma: float, epsilon: float, sensitivity: int = 
     )
 
 
+_MIN_SIGMA2 = Fraction(1, 2**40)  # below this variance a draw of |Y| >= 2^11.5 would overflow the exact sampler
+
+
 @dataclass(frozen=True, slots=True)
 class GaussianRelease:
     """Output of :func:`gaussian_mechanism`: noisy values and a ``ZCDP(rho)`` certificate.
@@ -231,6 +234,10 @@ def gaussian_mechanism(values: Any, *, sensitivity: float, rho: float, rng: Any 
     arr, flat, integer, unit, grid = _prepare_release(values, d, sensitivity, integer)
     d_eff2 = Fraction(int(d)) ** 2 if integer else _grid.grid_l2_sensitivity_squared(d, unit, flat.size)
     sigma2 = _scale_at_least(d_eff2 / (2 * Fraction(r)))
+    if sigma2 < _MIN_SIGMA2:
+        raise ValueError(f"`rho` = {rho!r} is too large for `sensitivity` = {sensitivity!r}: the noise variance "
+                         "would be below 2^-40 grid steps squared, where the exact sampler's exponents can exceed "
+                         "2^62; use a smaller rho (any rho this large already gives essentially no privacy).")
     noise = _discrete_gaussian_array(sigma2, flat.size, rng)
     noisy = _add_exact(grid, noise)
     if integer:

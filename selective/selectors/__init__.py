@@ -20,7 +20,7 @@ from .description import (
     SparseValidate,
 )
 from .dp import NoisyStatistic, SparseVectorScreen
-from .scores import candidate_scores, welch_t_scores
+from .scores import CandidateScores, candidate_scores, welch_t_scores
 from .thresholdout import Thresholdout, ThresholdoutExperiment, thresholdout_parameters
 from .topk import NoisyTopK, SignedMeanScore, TopK
 
@@ -41,5 +41,5 @@ __all__ = [
     "QuantizedAnswer",
     "LassoSupport",
     "ForwardStepwise",
-    "candidate_scores", "welch_t_scores",
+    "candidate_scores", "welch_t_scores", "CandidateScores",
 ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,8 @@ from .._validation import check_int, check_positive, check_real
 from ..accounting.certificates import DescriptionLength
 from ..exceptions import BudgetExhausted
 from ..mechanisms.reuse import SparseValidateEll, sparsevalidate_ell, sparsevalidate_n_outcomes
-from .base import Selection
+from ._frames import FrozenFrame
+from .base import Selection, declared_columns, missing_columns, ordered_labels
 from .dp import _aligned_values, _declared_candidates
 from .scores import candidate_scores
 
@@ -71,17 +72,22 @@ class FiniteChoice:
     label: str = "finite choice"
 
     def __post_init__(self) -> None:
-        cands = tuple(self.candidates)
+        cands = _ordered_objects("candidates", self.candidates)
         if len(cands) == 0:
             raise ValueError("`candidates` must hold at least one candidate; got none.")
         if len(set(map(repr, cands))) != len(cands):
             raise ValueError("`candidates` must be distinct.")
         if not callable(self.choose):
             raise TypeError(f"`choose` must be callable; got {self.choose!r}.")
+        _check_label(self.label)
         object.__setattr__(self, "candidates", cands)
 
     def certificate(self) -> DescriptionLength:
         return DescriptionLength(len(self.candidates))
+
+    def required_columns(self) -> dict[str, tuple]:
+        """The columns ``choose`` declares it reads (if it has ``required_columns()``)."""
+        return _prefixed("choose", self.choose)
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         picked = self.choose(data)
@@ -90,6 +96,25 @@ class FiniteChoice:
             raise ValueError("`choose` returned a value that is not among the declared candidates.")
         return Selection(value=self.candidates[match], certificate=self.certificate(), label=self.label,
                          details={"n_candidates": len(self.candidates)})
+
+
+def _ordered_objects(name: str, value: Any) -> tuple:
+    """A declared collection of candidate objects (any objects, hashable or not) in a fixed order."""
+    if value is None or isinstance(value, (str, bytes, Set, Mapping)) or not isinstance(
+            value, (Sequence, np.ndarray, pd.Index, pd.Series)):
+        kind = "a set, whose order is arbitrary" if isinstance(value, Set) else type(value).__name__
+        raise TypeError(f"`{name}` must be an ordered collection (a list or tuple) of candidates declared before the "
+                        f"data are seen; got {value!r} ({kind}).")
+    return tuple(value.tolist()) if isinstance(value, (np.ndarray, pd.Index, pd.Series)) else tuple(value)
+
+
+def _check_label(label: Any) -> None:
+    if not isinstance(label, str):
+        raise TypeError(f"`label` must be a string; got {label!r} ({type(label).__name__}).")
+
+
+def _prefixed(arg: str, obj: Any) -> dict[str, tuple]:
+    return {f"{arg}.{k}": v for k, v in declared_columns(obj).items()}
 
 
 def _match_declared(picked: Any, candidates: tuple) -> int | None:
@@ -145,11 +170,16 @@ class OrderedTopK:
         cands = _declared_candidates("candidates", self.candidates)
         if self.k > len(cands):
             raise ValueError(f"`k` must be at most the number of candidates ({len(cands)}); got {self.k}.")
+        _check_label(self.label)
         object.__setattr__(self, "candidates", cands)
 
     def certificate(self) -> DescriptionLength:
         """``DescriptionLength(m!/(m-k)!)``, m = number of declared candidates."""
         return DescriptionLength(n_ordered_topk(len(self.candidates), self.k))
+
+    def required_columns(self) -> dict[str, tuple]:
+        """The columns ``score`` declares it reads (if it has ``required_columns()``)."""
+        return _prefixed("score", self.score)
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         s = _aligned_values(self.score(data), self.candidates, "score")
@@ -174,7 +204,17 @@ class SparseValidate:
     (warnings inside ψ are suppressed). An error message or warning would reveal the holdout
     without being counted; with this rule every transcript is still a string of m bits with at
     most B ones, so the certificate holds. A 1 can therefore also mean "ψ failed": test ψ on
-    other data first.
+    other data first. ``SystemExit`` raised by ψ is a failure like any other; a
+    ``KeyboardInterrupt`` (Ctrl-C) is raised again after the query has been counted as a 1, so
+    the transcript stays within the certificate.
+
+    **What the guarantee covers.** The certificate bounds what is learnt about the holdout
+    through the answers of :meth:`validate`, for an analyst who learns it only that way. The
+    holdout is copied at construction and every ψ gets a fresh read-only view of the copy
+    (writes to numpy-typed columns raise ``ValueError``; columns of pandas extension types are
+    fresh copies per query), so a query cannot overwrite rows or change what later queries
+    see. This is protection against accidents, not a security boundary: ψ is arbitrary Python
+    code and can copy what it receives or reach any object of the process.
     """
 
     __slots__ = ("__holdout", "_m", "_budget", "_n_queries", "_n_ones")
@@ -182,9 +222,12 @@ class SparseValidate:
     def __init__(self, holdout: pd.DataFrame, *, m: int, budget: int) -> None:
         if not isinstance(holdout, pd.DataFrame):
             raise TypeError(f"`holdout` must be a pandas DataFrame; got {type(holdout).__name__}.")
-        self.__holdout = holdout
+        if holdout.columns.has_duplicates:
+            dup = list(dict.fromkeys(holdout.columns[holdout.columns.duplicated()]))
+            raise ValueError(f"`holdout` has more than one column labelled {dup[:5]!r}; column labels must be unique.")
         self._m = check_int("m", m, low=1)
         self._budget = check_int("budget", budget, low=0, high=self._m)
+        self.__holdout = FrozenFrame(holdout)
         self._n_queries = 0
         self._n_ones = 0
 
@@ -218,7 +261,11 @@ class SparseValidate:
         if self._n_ones >= self._budget:
             raise BudgetExhausted(f"SparseValidate has answered its B = {self._budget} queries with 1.")
         self._n_queries += 1  # counted before ψ runs: every exit below is a counted answer
-        bit = _run_bit_query(psi, self.__holdout)
+        try:
+            bit = _run_bit_query(psi, self.__holdout.view())
+        except KeyboardInterrupt:
+            self._n_ones += 1  # an interrupted query counts as the fixed answer 1
+            raise
         self._n_ones += bit
         return bit
 
@@ -235,7 +282,9 @@ def _run_bit_query(psi: Callable[[pd.DataFrame], Any], holdout: pd.DataFrame) ->
                 v = int(out)
                 if type(v) is int and v in (0, 1):
                     return v == 1
-        except Exception:  # noqa: BLE001 - any failure gets the fixed answer
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001 - any failure (SystemExit too) gets the fixed answer
             pass
     return True
 
@@ -263,9 +312,16 @@ class QuantizedAnswer:
         if not self.high > self.low:
             raise ValueError(f"`high` must be larger than `low` ({self.low!r}); got {self.high!r}.")
         object.__setattr__(self, "n_values", check_int("n_values", self.n_values, low=1))
+        if not callable(self.statistic):
+            raise TypeError(f"`statistic` must be callable; got {self.statistic!r}.")
+        _check_label(self.label)
 
     def certificate(self) -> DescriptionLength:
         return DescriptionLength(2 ** (self.bits * self.n_values))
+
+    def required_columns(self) -> dict[str, tuple]:
+        """The columns ``statistic`` declares it reads (if it has ``required_columns()``)."""
+        return _prefixed("statistic", self.statistic)
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         raw = np.asarray(self.statistic(data), dtype=np.float64).ravel()
@@ -282,17 +338,38 @@ class QuantizedAnswer:
                          details={"bits": self.bits, "low": self.low, "high": self.high})
 
 
-def _design(data: pd.DataFrame, target: Any, features: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, list]:
+def _design(data: pd.DataFrame, target: Any, features: tuple) -> tuple[np.ndarray, np.ndarray, list]:
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
-    if target not in data.columns:
-        raise KeyError(f"`target` {target!r} is not a column of `data`.")
-    feats = [c for c in data.columns if c != target] if features is None else list(features)
+    problem = missing_columns(data, {"target": (target,), "features": features})
+    if problem:
+        raise ValueError(problem)
+    repeated = set(data.columns[data.columns.duplicated()])
+    dup = [c for c in (target, *features) if c in repeated]
+    if dup:
+        raise ValueError(f"`data` has more than one column labelled {dup[:5]!r}; column labels must be unique.")
+    feats = list(features)
     x = data[feats].to_numpy(dtype=np.float64)
     y = data[target].to_numpy(dtype=np.float64)
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("`data` must not contain NaN or infinite values in the target or features.")
     return x, y, feats
+
+
+def _features(target: Any, features: Any) -> tuple:
+    """The declared features: an ordered collection of distinct labels, without the target."""
+    feats = ordered_labels("features", features, noun="column label")
+    try:
+        hash(target)
+    except TypeError:
+        raise TypeError(f"`target` must be a column label; got {target!r} ({type(target).__name__}).") from None
+    if target in feats:
+        raise ValueError(f"`target` {target!r} must not be one of `features`.")
+    return feats
+
+
+def _model_columns(target: Any, features: tuple) -> dict[str, tuple]:
+    return {"target": (target,), "features": features}
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +383,10 @@ class LassoSupport:
     ``max_size`` are selected, the ``max_size`` largest in absolute value are kept (a fixed rule,
     so the outcome count holds). Certificate ``DescriptionLength(sum_{j<=s} C(p, j) [2^j])``.
 
-    ``features`` must be declared (its length p fixes the certificate).
+    ``features`` must be declared as a list or tuple of column labels (its length p fixes the
+    certificate; a string or a set is refused), without ``target``. Missing columns are refused
+    before the data are touched when the selector runs through :class:`~selective.Analysis`
+    (:meth:`required_columns`).
     """
 
     target: Any
@@ -320,17 +400,23 @@ class LassoSupport:
     label: str = "lasso support"
 
     def __post_init__(self) -> None:
-        feats = tuple(self.features)
-        if len(feats) == 0:
-            raise ValueError("`features` must list at least one column.")
+        feats = _features(self.target, self.features)
         object.__setattr__(self, "features", feats)
         object.__setattr__(self, "lam", check_positive("lam", self.lam))
         object.__setattr__(self, "max_size", check_int("max_size", self.max_size, low=0, high=len(feats)))
         object.__setattr__(self, "tol", check_positive("tol", self.tol))
         object.__setattr__(self, "coef_tol", check_positive("coef_tol", self.coef_tol, allow_zero=True))
+        object.__setattr__(self, "max_iter", check_int("max_iter", self.max_iter, low=1))
+        if not isinstance(self.signs, bool):
+            raise TypeError(f"`signs` must be True or False; got {self.signs!r}.")
+        _check_label(self.label)
 
     def certificate(self) -> DescriptionLength:
         return DescriptionLength(n_supports(len(self.features), self.max_size, signs=self.signs))
+
+    def required_columns(self) -> dict[str, tuple]:
+        """``{"target": (target,), "features": features}``: checked before the data are touched."""
+        return _model_columns(self.target, self.features)
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         from sklearn.linear_model import Lasso
@@ -359,7 +445,8 @@ class ForwardStepwise:
 
     At each step adds the feature whose inclusion most reduces the residual sum of squares
     (largest squared partial correlation with the current residual; ties to the earlier
-    feature). Certificate ``DescriptionLength(p!/(p-s)!)``.
+    feature). Certificate ``DescriptionLength(p!/(p-s)!)``. ``features``: a list or tuple of
+    column labels, declared (a string or a set is refused), without ``target``.
     """
 
     target: Any
@@ -368,14 +455,17 @@ class ForwardStepwise:
     label: str = "forward stepwise"
 
     def __post_init__(self) -> None:
-        feats = tuple(self.features)
-        if len(feats) == 0:
-            raise ValueError("`features` must list at least one column.")
+        feats = _features(self.target, self.features)
         object.__setattr__(self, "features", feats)
         object.__setattr__(self, "steps", check_int("steps", self.steps, low=1, high=len(feats)))
+        _check_label(self.label)
 
     def certificate(self) -> DescriptionLength:
         return DescriptionLength(n_ordered_topk(len(self.features), self.steps))
+
+    def required_columns(self) -> dict[str, tuple]:
+        """``{"target": (target,), "features": features}``: checked before the data are touched."""
+        return _model_columns(self.target, self.features)
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         x, y, feats = _design(data, self.target, self.features)

@@ -19,7 +19,8 @@ from ..accounting.certificates import ZCDP, PureDP
 from ..mechanisms.gaussian import gaussian_mechanism
 from ..mechanisms.laplace import laplace_mechanism
 from ..mechanisms.sparse_vector import Sparse
-from .base import Selection
+from .base import Selection, declared_columns, ordered_labels
+from .topk import non_finite_score_error
 
 __all__ = ["NoisyStatistic", "SparseVectorScreen", "as_score_series"]
 
@@ -42,21 +43,28 @@ def as_score_series(scores: Any, name: str = "score") -> pd.Series:
     return s
 
 
+def _check_sampler(run: Callable[[np.random.Generator], Any], params: str) -> None:
+    """Run a mechanism once on zeros (no data, a throwaway generator) so that parameters the exact
+    samplers cannot handle are refused when the selector is built, not after the data are read."""
+    try:
+        run(np.random.default_rng(0))
+    except (ValueError, OverflowError) as exc:
+        text = str(exc)
+        if "noise scale" in text and "too large" in text:
+            why = "the noise scale would exceed what the exact sampler can draw (2^56 grid steps)"
+        elif isinstance(exc, OverflowError):
+            why = "the noise would be too small for the exact sampler (its exponents would exceed 2^62)"
+        else:  # already names the argument, the value and what is allowed
+            raise ValueError(text) from None
+        raise ValueError(f"{params} cannot be used: {why}. Choose parameters with a moderate noise scale.") from None
+
+
 def _declared_candidates(name: str, candidates: Any) -> tuple:
     """Validate a declared, ordered candidate set (non-empty, distinct, hashable); return it as a tuple."""
-    if candidates is None or isinstance(candidates, (str, bytes)):
+    if candidates is None:
         raise TypeError(f"`{name}` must be a sequence of candidate names declared before seeing the data; "
                         f"got {candidates!r}.")
-    cands = tuple(candidates)
-    if len(cands) == 0:
-        raise ValueError(f"`{name}` must hold at least one candidate; got none.")
-    try:
-        distinct = len(set(cands)) == len(cands)
-    except TypeError:
-        raise TypeError(f"`{name}` must hold hashable candidate names.") from None
-    if not distinct:
-        raise ValueError(f"`{name}` must not repeat a candidate.")
-    return cands
+    return ordered_labels(name, candidates, noun="candidate")
 
 
 def _aligned_values(raw: Any, labels: tuple, name: str, what: str = "score") -> np.ndarray:
@@ -88,8 +96,9 @@ def _aligned_values(raw: Any, labels: tuple, name: str, what: str = "score") -> 
             arr = None
     if arr is None or arr.shape != (m,):
         raise ValueError(shape_msg)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"`{name}` returned a NaN or infinite {what}; it must be finite.")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise non_finite_score_error(name, labels, bad, what)
     return arr
 
 
@@ -154,10 +163,28 @@ class NoisyStatistic:
             if self.rho is None or self.epsilon is not None:
                 raise ValueError("noise='gaussian' needs `rho` (and no `epsilon`).")
             object.__setattr__(self, "rho", check_positive("rho", self.rho))
+        if not isinstance(self.integer, bool):
+            raise TypeError(f"`integer` must be True or False; got {self.integer!r}.")
+        if not isinstance(self.label, str):
+            raise TypeError(f"`label` must be a string; got {self.label!r} ({type(self.label).__name__}).")
+        zeros = np.zeros(1 if self.index is None else len(self.index),
+                         dtype=np.int64 if self.integer else np.float64)
+        if self.noise == "laplace":
+            _check_sampler(lambda g: laplace_mechanism(zeros, sensitivity=self.sensitivity, epsilon=self.epsilon,
+                                                       rng=g, integer=self.integer),
+                           f"`epsilon` = {self.epsilon!r} with `sensitivity` = {self.sensitivity!r}")
+        else:
+            _check_sampler(lambda g: gaussian_mechanism(zeros, sensitivity=self.sensitivity, rho=self.rho, rng=g,
+                                                        integer=self.integer),
+                           f"`rho` = {self.rho!r} with `sensitivity` = {self.sensitivity!r}")
 
     def certificate(self) -> PureDP | ZCDP:
         """``PureDP(epsilon)`` (Laplace) or ``ZCDP(rho)`` (Gaussian)."""
         return PureDP(self.epsilon) if self.noise == "laplace" else ZCDP(self.rho)
+
+    def required_columns(self) -> dict[str, tuple]:
+        """The columns ``statistic`` declares it reads (if it has ``required_columns()``)."""
+        return {f"statistic.{k}": v for k, v in declared_columns(self.statistic).items()}
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         """Compute the statistic and return it with noise; the un-noised value is not kept."""
@@ -247,10 +274,19 @@ class SparseVectorScreen:
         object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
         object.__setattr__(self, "max_selected", check_int("max_selected", self.max_selected, low=1))
+        if not isinstance(self.label, str):
+            raise TypeError(f"`label` must be a string; got {self.label!r} ({type(self.label).__name__}).")
+        _check_sampler(lambda g: Sparse(self.threshold, epsilon=self.epsilon, sensitivity=self.sensitivity,
+                                        c=self.max_selected, rng=g).screen(np.zeros(1)),
+                       f"`epsilon` = {self.epsilon!r} with `sensitivity` = {self.sensitivity!r}")
 
     def certificate(self) -> PureDP:
         """``PureDP(epsilon)``."""
         return PureDP(self.epsilon)
+
+    def required_columns(self) -> dict[str, tuple]:
+        """The columns ``score`` declares it reads (if it has ``required_columns()``)."""
+        return {f"score.{k}": v for k, v in declared_columns(self.score).items()}
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         rng = check_rng(rng)

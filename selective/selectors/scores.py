@@ -7,23 +7,27 @@ correlations with a target, t statistics. It never loops over columns in Python.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._validation import check_choice
+from .base import missing_columns, ordered_labels
 
-__all__ = ["candidate_scores", "welch_t_scores"]
+__all__ = ["candidate_scores", "welch_t_scores", "CandidateScores"]
 
 _CHUNK_ROWS = 65_536
 
 
 def _matrix(data: pd.DataFrame, candidates: Sequence[Any]) -> np.ndarray:
     cols = list(candidates)
-    missing = [c for c in cols if c not in data.columns]
-    if missing:
-        raise KeyError(f"`candidates` not found among the columns of `data`: {missing[:5]!r}.")
+    problem = missing_columns(data, {"candidates": tuple(cols)})
+    if problem:
+        raise ValueError(problem)
+    if data.columns.has_duplicates and any(c in set(data.columns[data.columns.duplicated()]) for c in cols):
+        raise ValueError("`data` has more than one column with a label in `candidates`; column labels must be unique.")
     if cols == list(data.columns):
         x = data.to_numpy(copy=False)
     else:
@@ -87,7 +91,7 @@ def candidate_scores(data: pd.DataFrame, candidates: Sequence[Any] | None = None
         default = list(data.columns)
     if kind == "corr" and y is None:
         raise ValueError("`target` is required for kind='corr'.")
-    cands = default if candidates is None else list(candidates)
+    cands = default if candidates is None else list(ordered_labels("candidates", candidates, allow_empty=True))
     x = _matrix(data, cands)
     n = x.shape[0]
     if n < 2:
@@ -128,7 +132,62 @@ def welch_t_scores(data: pd.DataFrame, columns: list[str], group: str, levels: t
     levels : (str, str)
         The two groups compared: the score is ``|mean(levels[0]) - mean(levels[1])| / se``.
     """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+    columns = list(ordered_labels("columns", columns, noun="column label"))
+    problem = missing_columns(data, {"columns": tuple(columns), "group": (group,)})
+    if problem:
+        raise ValueError(problem)
+    if not isinstance(levels, (tuple, list)) or len(levels) != 2:
+        raise TypeError(f"`levels` must be a pair (tuple) of the two groups compared; got {levels!r}.")
     a = data.loc[data[group] == levels[0], columns].to_numpy(dtype=float)
     b = data.loc[data[group] == levels[1], columns].to_numpy(dtype=float)
     se = np.sqrt(a.var(axis=0, ddof=1) / len(a) + b.var(axis=0, ddof=1) / len(b))
     return pd.Series(np.abs(a.mean(axis=0) - b.mean(axis=0)) / se, index=columns)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateScores:
+    """:func:`candidate_scores` as a score object that declares the columns it reads.
+
+    Use it as the ``score`` of a selector whose candidates are columns, e.g.
+    ``TopK(k=2, score=CandidateScores(cands, kind="t", absolute=True), candidates=cands)``:
+    through :meth:`required_columns`, :class:`~selective.Analysis` refuses a missing column
+    (a typo) before the data are touched, instead of charging the failure as an outcome.
+
+    Parameters
+    ----------
+    candidates : list or tuple of column labels
+    kind : {"mean", "corr", "t"}
+        As in :func:`candidate_scores`.
+    target : column label, optional
+        As in :func:`candidate_scores` (a column label only).
+    absolute : bool, default False
+        Score by absolute value (two-sided screens).
+    """
+
+    candidates: tuple
+    kind: str = "mean"
+    target: Any = None
+    absolute: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "candidates", ordered_labels("candidates", self.candidates, noun="column label"))
+        check_choice("kind", self.kind, ("mean", "corr", "t"))
+        if self.kind == "corr" and self.target is None:
+            raise ValueError("`target` is required for kind='corr'.")
+        if self.target is not None and self.target in self.candidates:
+            raise ValueError(f"`target` {self.target!r} must not be one of `candidates`.")
+        if not isinstance(self.absolute, bool):
+            raise TypeError(f"`absolute` must be True or False; got {self.absolute!r}.")
+
+    def required_columns(self) -> dict[str, tuple]:
+        """``{"candidates": ..., "target": ...}``: checked before the data are touched."""
+        out = {"candidates": self.candidates}
+        if self.target is not None:
+            out["target"] = (self.target,)
+        return out
+
+    def __call__(self, data: pd.DataFrame) -> pd.Series:
+        s = candidate_scores(data, self.candidates, target=self.target, kind=self.kind)
+        return s.abs() if self.absolute else s

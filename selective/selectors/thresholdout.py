@@ -38,6 +38,7 @@ from ..mechanisms.reuse import (
     thresholdout_privacy,
 )
 from ..mechanisms.samplers import _discrete_laplace_array, _scale_at_least
+from ._frames import FrozenFrame
 
 __all__ = [
     "Thresholdout",
@@ -51,14 +52,63 @@ __all__ = [
 _QUANT_BITS = 20
 _Q = 2**_QUANT_BITS
 _ONE_BITS = int(np.array(1.0).view(np.uint64))
+_NOISE_LIMIT = 2**56  # the exact discrete Laplace sampler needs scales below this
 
 
-def _check_frame(name: str, df: Any) -> pd.DataFrame:
+def _check_frame(name: str, df: Any) -> FrozenFrame:
+    """A private read-only copy of ``df`` (queries get fresh read-only views of it)."""
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"`{name}` must be a pandas DataFrame; got {type(df).__name__}.")
     if len(df) == 0:
         raise ValueError(f"`{name}` must have at least one row; got 0.")
-    return df
+    if df.columns.has_duplicates:
+        dup = list(dict.fromkeys(df.columns[df.columns.duplicated()]))
+        raise ValueError(f"`{name}` has more than one column labelled {dup[:5]!r}; column labels must be unique.")
+    return FrozenFrame(df)
+
+
+def _private_generator(rng: Any) -> np.random.Generator:
+    """A child generator spawned from ``rng`` at construction, used only for the mechanism's noise.
+
+    The caller's generator is not used directly, so its later state (or another object built
+    from it) does not predict the noise. A seed still reproduces the run, and whoever knows the
+    seed can recompute the noise: pass no seed when the analyst must not be able to.
+    """
+    parent = check_rng(rng)
+    try:
+        return parent.spawn(1)[0]
+    except (TypeError, ValueError, AttributeError):  # a bit generator without a seed sequence
+        return np.random.default_rng(parent.integers(0, 2**63, size=4))
+
+
+def _laplace_source(gen: np.random.Generator) -> Callable[[Fraction], int]:
+    """draw(scale) -> one exact discrete Laplace draw; ``gen`` lives only in this closure."""
+
+    def draw(scale: Fraction) -> int:
+        return int(_discrete_laplace_array(scale.numerator, scale.denominator, 1, gen)[0])
+
+    return draw
+
+
+def _sparse_comparator(draw: Callable[[Fraction], int], gamma_scale: Fraction, eta_scale: Fraction,
+                       xi_scale: Fraction) -> Callable[[Fraction, Fraction], int | None]:
+    """The noisy part of Thresholdout, kept in a closure (threshold noise included).
+
+    ``compare(gap, threshold)`` draws eta; if gap > threshold + gamma + eta it draws xi, redraws
+    gamma and returns xi, else returns None (all in units of H). Draw order: gamma at
+    construction; per query eta, then (over the threshold) xi and the new gamma.
+    """
+    state = [draw(gamma_scale)]
+
+    def compare(gap: Fraction, threshold: Fraction) -> int | None:
+        eta = draw(eta_scale)
+        if gap > threshold + state[0] + eta:
+            xi = draw(xi_scale)
+            state[0] = draw(gamma_scale)
+            return xi
+        return None
+
+    return compare
 
 
 def _evaluate_training(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame) -> np.ndarray:
@@ -98,7 +148,9 @@ def _evaluate_holdout(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame) ->
         try:
             vals = np.asarray(phi(rows), dtype=np.float64).ravel()
             whole_ok = vals.shape[0] == n
-        except Exception:  # noqa: BLE001 - any failure on the holdout must stay silent
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001 - any failure on the holdout (SystemExit too) must stay silent
             whole_ok = False
         if not whole_ok:
             vals = np.zeros(n, dtype=np.float64)
@@ -106,7 +158,9 @@ def _evaluate_holdout(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame) ->
                 try:
                     v = np.asarray(phi(rows.iloc[i:i + 1]), dtype=np.float64).ravel()
                     vals[i] = v[0] if v.shape[0] == 1 else 0.0
-                except Exception:  # noqa: BLE001
+                except KeyboardInterrupt:
+                    raise
+                except BaseException:  # noqa: BLE001
                     vals[i] = 0.0
         return _clip_unit(vals)
 
@@ -127,6 +181,9 @@ class Thresholdout:
     budget : int
         B >= 1: number of over-threshold answers before :class:`BudgetExhausted`.
     rng : numpy.random.Generator or seed, optional
+        A private child generator is spawned from it at construction (the caller's stream is
+        not consumed). A seed makes the answers reproducible, and the noise recomputable by
+        whoever knows it.
     one_sided : bool
         Test :math:`E_{S_h}-E_{S_t}>\hat T+\eta` only (Remark 26).
 
@@ -141,31 +198,48 @@ class Thresholdout:
     Queries are validated on the training set only; on the holdout their values are clipped
     to [0, 1] (NaN -> 0) and failures count as 0, so no error depends on the holdout (see
     :meth:`query`).
+
+    **What the guarantee covers.** The certificate bounds what an analyst can learn about the
+    holdout *through the answers of* :meth:`query`. It assumes that the analyst learns the
+    holdout only that way and that every φ is row-wise. The class protects against accidents on
+    that path: it keeps private copies of both frames, made at construction (later changes to
+    the frames passed in do not reach it), and gives each query a fresh read-only view, so a
+    query cannot overwrite rows (writes to numeric and other numpy-typed columns raise
+    ``ValueError``; columns of pandas extension types are fresh copies per query) or change what
+    later queries see. Its noise comes from a private child generator spawned from ``rng`` at
+    construction and held, with the noisy threshold, inside a closure rather than an attribute.
+    None of this is a security boundary: φ is arbitrary Python code that runs in the same
+    process, and it can copy the rows it receives, inspect the interpreter's frames or reach
+    any object. Someone who holds the holdout, or the seed (which makes the noise
+    reproducible), is outside what the certificate describes.
     """
 
-    __slots__ = ("__train", "__holdout", "_threshold", "_sigma", "_budget", "_remaining", "_rng", "_one_sided",
-                 "_n", "_sens", "_gamma_scale", "_eta_scale", "_xi_scale", "_gamma", "_n_queries")
+    __slots__ = ("__train", "__holdout", "__compare", "_threshold", "_sigma", "_budget", "_remaining",
+                 "_one_sided", "_n", "_sens", "_n_queries")
 
     def __init__(self, train: pd.DataFrame, holdout: pd.DataFrame, *, threshold: float, sigma: float, budget: int,
                  rng: Any = None, one_sided: bool = False) -> None:
-        self.__train = _check_frame("train", train)
-        self.__holdout = _check_frame("holdout", holdout)
         self._threshold = check_positive("threshold", threshold)
         self._sigma = check_positive("sigma", sigma)
         self._budget = check_int("budget", budget, low=1)
+        if not isinstance(one_sided, bool):
+            raise TypeError(f"`one_sided` must be True or False; got {one_sided!r}.")
+        self._one_sided = one_sided
+        self.__train = _check_frame("train", train)
+        self.__holdout = _check_frame("holdout", holdout)
         self._remaining = self._budget
-        self._rng = check_rng(rng)
-        self._one_sided = bool(one_sided)
         self._n = len(holdout)
         n = self._n
         u = Fraction(1, 2**53)
         gamma = (n - 1) * u / (1 - (n - 1) * u)
         self._sens = _Q + 1 + math.ceil(2 * _Q * gamma * n)  # integer sensitivity of H
         unit = Fraction(self._sigma) * n * self._sens  # σ on the mean scale, in units of H
-        self._gamma_scale = _scale_at_least(2 * unit)
-        self._eta_scale = _scale_at_least(4 * unit)
-        self._xi_scale = _scale_at_least(unit)
-        self._gamma = self._draw(self._gamma_scale)
+        if _scale_at_least(4 * unit) >= _NOISE_LIMIT:  # the largest scale drawn (eta), checked before any query
+            raise ValueError(f"`sigma` must be below {float(_NOISE_LIMIT / (4 * n * self._sens)):.3g} for a holdout of "
+                             f"{n} rows (the exact sampler draws noise scales below 2^56 units); got {sigma!r}.")
+        draw = _laplace_source(_private_generator(rng))
+        self.__compare = _sparse_comparator(draw, _scale_at_least(2 * unit), _scale_at_least(4 * unit),
+                                            _scale_at_least(unit))
         self._n_queries = 0
 
     def __repr__(self) -> str:
@@ -174,9 +248,6 @@ class Thresholdout:
 
     def __reduce__(self) -> Any:
         raise TypeError("Thresholdout objects cannot be pickled (the holdout must stay behind the mechanism).")
-
-    def _draw(self, scale: Fraction) -> int:
-        return int(_discrete_laplace_array(scale.numerator, scale.denominator, 1, self._rng)[0])
 
     @property
     def budget_remaining(self) -> int:
@@ -200,14 +271,17 @@ class Thresholdout:
 
         φ must be row-wise: ``phi(rows)`` returns one value per row, the value of a row
         depending on that row only (the privacy analysis assumes it; it cannot be checked).
+        ``rows`` is a fresh read-only view (see the class notes): φ must not try to modify it.
 
         On the training set (public) φ is validated: a value outside [0, 1], NaN, or a wrong
         number of values raises ValueError, and exceptions of φ propagate. On the holdout
         nothing is validated, so that no exception, message or warning depends on the holdout:
         φ's values are clipped to [0, 1] (NaN -> 0, +inf -> 1, -inf -> 0); if φ raises, or
         does not return one number per row, on the holdout, it is evaluated row by row and a
-        failing row counts as 0; warnings inside φ are suppressed. The clipped φ is itself a
-        query into [0, 1], the case analysed by Dwork et al., so the certificate holds.
+        failing row counts as 0 (``SystemExit`` included); warnings inside φ are suppressed. The
+        clipped φ is itself a query into [0, 1], the case analysed by Dwork et al., so the
+        certificate holds. A ``KeyboardInterrupt`` (Ctrl-C) is not swallowed: the query is then
+        not answered, and an interrupt raised by φ itself is outside the guarantee.
 
         Raises
         ------
@@ -221,20 +295,18 @@ class Thresholdout:
             raise TypeError(f"`phi` must be callable; got {phi!r}.")
         if self._remaining < 1:
             raise BudgetExhausted(f"Thresholdout has used its budget of B = {self._budget} over-threshold answers.")
-        train_vals = _evaluate_training(phi, self.__train)
-        hold_vals = _evaluate_holdout(phi, self.__holdout)
+        train_vals = _evaluate_training(phi, self.__train.view())
+        hold_vals = _evaluate_holdout(phi, self.__holdout.view())
         self._n_queries += 1
         train_mean = float(train_vals.mean())
         nq = self._n * _Q
         hold_sum = int(np.rint(float(hold_vals.sum()) * _Q))  # H: integer, sensitivity self._sens
-        eta = self._draw(self._eta_scale)
         gap = Fraction(hold_sum) - Fraction(train_mean) * nq
         if not self._one_sided:
             gap = abs(gap)
-        if gap > Fraction(self._threshold) * nq + self._gamma + eta:
-            xi = self._draw(self._xi_scale)
+        xi = self.__compare(gap, Fraction(self._threshold) * nq)
+        if xi is not None:
             self._remaining -= 1
-            self._gamma = self._draw(self._gamma_scale)
             return (hold_sum + xi) / nq
         return train_mean
 
@@ -248,6 +320,10 @@ class ThresholdoutExperiment:
     over-threshold answer), N(0, (4σ)²) comparison noise and N(0, σ²) answer noise, numpy
     floating-point samplers, and an optional budget (``None``: unlimited).
     :meth:`certificate` raises :class:`~selective.exceptions.NoBoundError`.
+
+    Queries get read-only views of private copies of the frames, as in :class:`Thresholdout`.
+    The noise is drawn from ``rng`` itself (so that an experiment can replay the same stream):
+    with no guarantee to protect, it is not hidden.
     """
 
     __slots__ = ("__train", "__holdout", "_threshold", "_sigma", "_budget", "_remaining", "_rng", "_gamma",
@@ -286,8 +362,8 @@ class ThresholdoutExperiment:
             raise TypeError(f"`phi` must be callable; got {phi!r}.")
         if self._remaining < 1:
             raise BudgetExhausted(f"ThresholdoutExperiment has used its budget of B = {self._budget}.")
-        train_mean = float(_evaluate_training(phi, self.__train).mean())
-        hold_mean = float(_evaluate_holdout(phi, self.__holdout).mean())
+        train_mean = float(_evaluate_training(phi, self.__train.view()).mean())
+        hold_mean = float(_evaluate_holdout(phi, self.__holdout.view()).mean())
         self._n_queries += 1
         eta = self._rng.normal(0.0, 4.0 * self._sigma)
         if abs(hold_mean - train_mean) > self._threshold + self._gamma + eta:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._validation import check_int, check_positive, check_rng
 from ..accounting.certificates import DescriptionLength, PureDP
-from .base import Selection
+from .base import NonFiniteScoreError, Selection, declared_columns, ordered_labels
 
 __all__ = ["TopK", "NoisyTopK", "SignedMeanScore", "ScoreFunction"]
 
@@ -19,16 +20,19 @@ ScoreFunction = Callable[[pd.DataFrame], pd.Series]
 
 
 def _check_candidates(candidates, k: int) -> tuple:
-    if candidates is None or isinstance(candidates, str):
+    if candidates is None:
         raise TypeError(
             f"`candidates` must be a sequence of candidate names declared before the data are seen; got {candidates!r}."
         )
-    cands = tuple(candidates)
-    if len(set(cands)) != len(cands):
-        raise ValueError("`candidates` must not repeat a name.")
+    cands = ordered_labels("candidates", candidates)
     if k > len(cands):
         raise ValueError(f"`k` must be at most the number of candidates ({len(cands)}); got {k}.")
     return cands
+
+
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a string; got {name!r} ({type(name).__name__}).")
 
 
 def _scores(score: ScoreFunction, data: pd.DataFrame, candidates: Sequence[str]) -> pd.Series:
@@ -48,9 +52,31 @@ def _scores(score: ScoreFunction, data: pd.DataFrame, candidates: Sequence[str])
     if s.index.has_duplicates:
         raise ValueError("`score` returned duplicate candidate names.")
     values = s.to_numpy(dtype=float)
-    if not np.all(np.isfinite(values)):
-        raise ValueError("`score` must return finite scores; it returned NaN or an infinite value.")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise non_finite_score_error("score", s.index, bad)
     return s
+
+
+def non_finite_score_error(name: str, labels: Sequence[Any], bad: np.ndarray,
+                           what: str = "score") -> NonFiniteScoreError:
+    """The error for NaN or infinite scores: it names the first such candidate in the declared order.
+
+    The message takes one of ``len(labels)`` forms, each counted by :class:`~selective.Analysis`
+    as one more outcome of a description-length step.
+    """
+    first = labels[int(np.flatnonzero(bad)[0])]
+    return NonFiniteScoreError(
+        f"`{name}` returned a NaN or infinite {what} for {first!r} (the first such in the declared order; "
+        f"others may follow); it must return finite {what}s. Check that candidate on other data (a constant "
+        "column gives NaN correlations and t statistics).",
+        n_messages=len(labels),
+    )
+
+
+def _score_columns(score: Any) -> dict[str, tuple]:
+    """The columns a score object declares (``score.required_columns()``), under ``score.<argument>``."""
+    return {f"score.{k}": v for k, v in declared_columns(score).items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +115,16 @@ class TopK:
         if not callable(self.score):
             raise TypeError(f"`score` must be a callable data -> pandas.Series; got {self.score!r}.")
         object.__setattr__(self, "candidates", _check_candidates(self.candidates, self.k))
+        if not isinstance(self.ordered, bool):
+            raise TypeError(f"`ordered` must be True or False; got {self.ordered!r}.")
+        _check_name(self.name)
 
     def n_outcomes(self, m: int) -> int:
         return math.perm(m, self.k) if self.ordered else math.comb(m, self.k)
+
+    def required_columns(self) -> dict[str, tuple]:
+        """The columns ``score`` declares it reads (if it has ``required_columns()``), checked before the data."""
+        return _score_columns(self.score)
 
     def certificate(self) -> DescriptionLength:
         """``DescriptionLength(C(m, k))`` (or ``m!/(m-k)!`` ordered), known before the data."""
@@ -163,12 +196,21 @@ class NoisyTopK:
         if not callable(self.score):
             raise TypeError(f"`score` must be a callable data -> pandas.Series; got {self.score!r}.")
         object.__setattr__(self, "candidates", _check_candidates(self.candidates, self.k))
+        _check_name(self.name)
+        if not self.epsilon / self.k > 0:
+            raise ValueError(f"`epsilon` / `k` (the budget of each of the k rounds) must be a positive double; got "
+                             f"epsilon = {self.epsilon!r} with k = {self.k}.")
+        self.certificate()  # refuses parameters without a certificate before any data are seen
 
     def certificate(self) -> PureDP:
         """``PureDP(epsilon, rho=k (epsilon/k)^2/8)``, known before the data."""
         from ..mechanisms.exponential import report_noisy_topk_certificate
 
         return report_noisy_topk_certificate(self.k, epsilon=self.epsilon)
+
+    def required_columns(self) -> dict[str, tuple]:
+        """The columns ``score`` declares it reads (if it has ``required_columns()``), checked before the data."""
+        return _score_columns(self.score)
 
     def select(self, data: pd.DataFrame, rng: np.random.Generator | None = None) -> Selection:
         from ..mechanisms.exponential import report_noisy_topk
@@ -217,8 +259,12 @@ class SignedMeanScore:
     clip: float = 3.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "columns", tuple(self.columns))
+        object.__setattr__(self, "columns", ordered_labels("columns", self.columns))
         check_positive("clip", self.clip)
+
+    def required_columns(self) -> dict[str, tuple]:
+        """``{"columns": columns, "sign_column": (sign_column,)}``: checked before the data are touched."""
+        return {"columns": self.columns, "sign_column": (self.sign_column,)}
 
     def sensitivity(self, n_rows: int) -> float:
         """Replace-one sensitivity :math:`2c/n`."""

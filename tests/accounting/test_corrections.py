@@ -228,3 +228,58 @@ def test_root_defined_thresholds_are_on_the_valid_side():
         assert kl(a, C.gamma_mi_kl(a, m).gamma) >= info_nats
         q = float(C.corrected_pvalue_mi_kl(1e-6, m))
         assert q == 1.0 or kl(q, 1e-6) >= info_nats
+
+
+TINY_ALPHAS = (1e-150, 1e-162, 1e-200, 1e-300, 5e-324)
+
+
+@pytest.mark.parametrize("alpha", TINY_ALPHAS)
+def test_thresholds_at_alpha_near_the_double_range(alpha):
+    """Regression: ZeroDivisionError (alpha^2 underflowed in Russo-Zou) below alpha ~ 1e-162, and math
+    domain errors (alpha / 2 underflowed) at the smallest doubles. Every threshold is now a valid
+    number: at most log2(alpha) (a threshold never exceeds its level), -inf allowed (reject nothing)."""
+    from selective.accounting import DescriptionLength, Ledger, PureDP
+
+    thresholds = [
+        C.gamma_bonferroni(alpha, 10), C.gamma_description_length(alpha, 10),
+        C.gamma_pure_dp_all_distributions(alpha, 0.1, 100), C.gamma_pure_dp_product(alpha, 0.1, 100),
+        C.gamma_union_dl_and_pure_dp_product(alpha, 10, 0.1, 100), C.gamma_mi_kl(alpha, 1.0),
+        C.gamma_mi_russo_zou(alpha, 1.0), C.gamma_mi_russo_zou(alpha, 1.0, form="split"),
+        C.gamma_mi_via_maxinfo(alpha, 1.0), C.gamma_mi_via_maxinfo(alpha, 1.0, form="beta_half_alpha"),
+        C.gamma_mi_via_maxinfo(alpha, 1.0, form="slide"),
+    ]
+    for t in thresholds:
+        assert not math.isnan(t.log2_gamma) and t.log2_gamma <= math.log2(alpha) + 1e-12, t
+    assert C.gamma_bonferroni(alpha, 10).log2_gamma == pytest.approx(math.log2(alpha) - math.log2(10))
+    assert C.gamma_description_length(alpha, 10).bits == pytest.approx(math.log2(10) - math.log2(alpha) + 1)
+    for certs in ([DescriptionLength(10)], [PureDP(0.1)], [PureDP(0.1), DescriptionLength(7)]):
+        led = Ledger(n_rows=100)
+        for c in certs:
+            led.record(c)
+        for adaptive in (False, True):
+            for n_candidates in (None, 5):
+                res = C.correct([0.0, 1e-300, 0.01, 1.0], led.totals(), alpha=alpha, n_candidates=n_candidates,
+                                adaptive=adaptive)
+                assert res.gamma_best is None or res.gamma_best.log2_gamma <= math.log2(alpha) + 1e-12
+                best = res.pvalue_best[~np.isnan(res.pvalue_best)]
+                assert ((best >= 0) & (best <= 1)).all()
+
+
+@pytest.mark.parametrize("eps", [1e10, 1e150, 1e300, 1.7e308])
+@pytest.mark.parametrize("n", [1, 10**6, 10**18])
+def test_huge_epsilon_gives_valid_numbers(eps, n):
+    """Regression: NaN thresholds (Theorem 20 solver out of precision) and NaN corrected p-values at
+    p = 0 (log 0 + inf) when epsilon n overflows. The corrected p-value of p = 0 is 0 (its limit), of
+    p > 0 is 1 at this epsilon; thresholds are -inf or astronomically small, never NaN."""
+    p = np.array([0.0, 1e-300, 0.01, 1.0])
+    for f in (C.corrected_pvalue_pure_dp_all_distributions, C.corrected_pvalue_pure_dp_product):
+        out = np.asarray(f(p, eps, n))
+        assert out[0] == 0.0 and (out[1:] == 1.0).all()
+    out = np.asarray(C.corrected_pvalue_union_dl_and_pure_dp_product(p, 10, eps, n))
+    assert out[0] == 0.0 and (out[1:] == 1.0).all()
+    route = UnionRoute(n_rows=n, log2_n_outcomes=3.0, dp_epsilon=eps)
+    out = np.asarray(C.corrected_pvalue_union(p, route))
+    assert out[0] == 0.0 and (out[1:] == 1.0).all()
+    for t in (C.gamma_pure_dp_all_distributions(0.05, eps, n), C.gamma_pure_dp_product(0.05, eps, n),
+              C.gamma_union_dl_and_pure_dp_product(0.05, 2, eps, n), C.gamma_union(0.05, route)):
+        assert not math.isnan(t.log2_gamma) and t.log2_gamma < -1e9

@@ -21,6 +21,7 @@ from selective.selectors.description import (
     SparseValidate,
     candidate_scores,
 )
+from selective.selectors.scores import welch_t_scores
 
 RNG = np.random.default_rng(1)
 DATA = pd.DataFrame(RNG.normal(size=(200, 6)), columns=list("abcdef"))
@@ -51,8 +52,12 @@ class TestCandidateScores:
             candidate_scores(DATA, kind="median")
         with pytest.raises(ValueError, match="`target` is required for kind='corr'"):
             candidate_scores(DATA, kind="corr")
-        with pytest.raises(KeyError, match="not found"):
+        with pytest.raises(ValueError, match=r"`candidates` names 1 column\(s\) not in `data`: \['zz'\]"):
             candidate_scores(DATA, ["zz"])
+        with pytest.raises(TypeError, match="`candidates` must be an ordered collection"):
+            candidate_scores(DATA, {"a", "b"})
+        with pytest.raises(ValueError, match=r"`group` names 1 column\(s\) not in `data`: \['arm'\]"):
+            welch_t_scores(DATA, ["a"], "arm", ("x", "y"))
 
 
 class TestFiniteChoice:
@@ -248,3 +253,82 @@ class TestForwardStepwise:
     def test_iv(self):
         with pytest.raises(ValueError, match=r"`steps` must be an integer in \[1, 2\]"):
             ForwardStepwise("y", ("a", "b"), steps=3)
+
+
+class TestDeclaredCollections:
+    """Strings, sets and other unordered or non-collection arguments are refused by name."""
+
+    def test_features_must_be_a_list_or_tuple(self):
+        with pytest.raises(TypeError, match=r"`features` must be a list or tuple of column labels; got the string"):
+            LassoSupport("y", "ab", lam=1.0, max_size=1)
+        with pytest.raises(TypeError, match=r"`features` must be an ordered collection .* got a set"):
+            ForwardStepwise("y", {"a", "b"}, steps=1)
+        with pytest.raises(ValueError, match=r"`target` 'y' must not be one of `features`"):
+            LassoSupport("y", ["a", "y"], lam=1.0, max_size=1)
+        assert LassoSupport("y", ["a", "b"], lam=1.0, max_size=1).features == ("a", "b")
+        assert ForwardStepwise("y", pd.Index(["a", "b"]), steps=1).features == ("a", "b")
+
+    def test_candidates_must_be_ordered(self):
+        with pytest.raises(TypeError, match=r"`candidates` must be an ordered collection .* got a set"):
+            OrderedTopK(1, lambda d: np.zeros(2), candidates={"a", "b"})
+        with pytest.raises(TypeError, match=r"`candidates` must be an ordered collection .*a set, whose order"):
+            FiniteChoice({"a", "b"}, lambda d: "a")
+        with pytest.raises(TypeError, match=r"`candidates` must be an ordered collection .*dict"):
+            FiniteChoice({"a": 1}, lambda d: "a")
+
+    def test_missing_columns_name_the_argument_and_the_labels(self):
+        with pytest.raises(ValueError, match=r"`features` names 1 column\(s\) not in `data`: \['zz'\]"):
+            LassoSupport("y", ["a", "zz"], lam=1.0, max_size=1).select(DATA)
+        with pytest.raises(ValueError, match=r"`target` names 1 column\(s\) not in `data`: \['yy'\]"):
+            ForwardStepwise("yy", ["a", "b"], steps=1).select(DATA)
+        assert LassoSupport("y", ["a", "b"], lam=1.0, max_size=1).required_columns() == {
+            "target": ("y",), "features": ("a", "b")}
+
+    def test_duplicate_column_labels_are_refused(self):
+        dup = DATA[["a", "b", "y"]].set_axis(["a", "a", "y"], axis=1)
+        with pytest.raises(ValueError, match=r"more than one column labelled \['a'\]"):
+            ForwardStepwise("y", ["a"], steps=1).select(dup)
+        with pytest.raises(ValueError, match=r"`holdout` has more than one column labelled \['a'\]"):
+            SparseValidate(dup, m=2, budget=1)
+
+
+class TestSparseValidateHoldoutIsReadOnly:
+    def test_queries_cannot_overwrite_the_holdout(self):
+        hold = DATA.copy()
+        original = hold.copy()
+        sv = SparseValidate(hold, m=4, budget=4)
+        seen = []
+
+        def writes(d):
+            seen.append(d)
+            d.iloc[0, 0] = 99.0  # raises: the view is read-only (answered as 1, the failure rule)
+            return False
+
+        def writes_array(d):
+            d["a"].to_numpy()[0] = 99.0
+            return False
+
+        assert sv.validate(writes) is True and sv.validate(writes_array) is True
+        with pytest.raises(ValueError, match="read-only"):
+            seen[0].iloc[0, 0] = 1.0  # a kept reference stays read-only
+        assert sv.validate(lambda d: bool(d["a"].iloc[0] == original["a"].iloc[0])) is True  # not overwritten
+        hold.iloc[0, 0] = -5.0  # the caller's frame changing after construction does not reach the mechanism
+        assert sv.validate(lambda d: bool(d.equals(original))) is True
+        pd.testing.assert_frame_equal(seen[0], original)
+
+    def test_system_exit_answers_one_and_interrupt_is_counted_as_one(self):
+        sv = SparseValidate(DATA, m=3, budget=2)
+
+        def exits(d):
+            raise SystemExit(1)
+
+        assert sv.validate(exits) is True and sv.n_ones == 1
+
+        def interrupted(d):
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            sv.validate(interrupted)
+        assert sv.n_queries == 2 and sv.n_ones == 2
+        with pytest.raises(BudgetExhausted, match="B = 2"):
+            sv.validate(lambda d: False)

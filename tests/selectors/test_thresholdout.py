@@ -85,7 +85,9 @@ class TestThresholdout:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 a = t.query(phi)
-            assert 0.0 <= a <= 1.0 and t.n_queries == 1
+            # the answer is a mean in [0, 1] plus Lap(sigma = 1e-4) noise when over the threshold:
+            # outside [-0.01, 1.01] with probability below exp(-100)
+            assert -0.01 <= a <= 1.01 and t.n_queries == 1
 
     def test_holdout_values_are_clipped(self):
         # phi = 5 on every holdout row is answered as the clipped query 1 (over threshold).
@@ -188,3 +190,92 @@ def test_thresholdout_parameters_theorem_25():
     assert p.n_required == min(p.n0, p.n1)
     with pytest.raises(ValueError, match=r"`budget` must be an integer in \[1, 1000\]"):
         thresholdout_parameters(0.1, 0.05, 1000, 1001)
+
+
+class TestNoAccidentalChannels:
+    """Queries get read-only views of private copies; the noise generator is private (class notes)."""
+
+    def test_writes_raise_and_the_holdout_is_unchanged(self):
+        hold = HOLD.copy()
+        t = Thresholdout(TRAIN, hold, threshold=0.5, sigma=1e-4, budget=1, rng=1)
+        kept = []
+
+        def tamper(d):
+            kept.append(d)
+            d.iloc[0, 0] = 1.0
+            return d["x"].to_numpy()
+
+        def tamper_array(d):
+            d["x"].to_numpy()[:] = 1.0
+            return d["x"].to_numpy()
+
+        # training set: the write raises (public, so the error propagates); nothing was answered
+        for phi in (tamper, tamper_array):
+            with pytest.raises(ValueError, match="read-only"):
+                t.query(phi)
+        assert t.n_queries == 0
+        for view in kept:
+            with pytest.raises(ValueError, match="read-only"):
+                view.iloc[0, 0] = 5.0
+            view["added"] = 1.0  # changes only that view
+        hold.iloc[:, 0] = 1.0  # the caller's frame changing after construction does not reach the mechanism
+        assert t.query(lambda d: d["x"].to_numpy()) == pytest.approx(TRAIN["x"].mean())
+        on_holdout = []
+        t.query(lambda d: (on_holdout.append(d.copy()), d["x"].to_numpy())[1])
+        pd.testing.assert_frame_equal(on_holdout[1], HOLD)  # [0] is the training set
+        assert "added" not in on_holdout[1]
+
+    def test_extension_columns_are_fresh_copies(self):
+        train = TRAIN.assign(s=pd.array(["a"] * len(TRAIN), dtype="string"))
+        hold = HOLD.assign(s=pd.array(["a"] * len(HOLD), dtype="string"))
+        t = Thresholdout(train, hold, threshold=0.5, sigma=1e-4, budget=1, rng=2)
+        views = []
+
+        def phi(d):
+            views.append(d)
+            d.loc[d.index[0], "s"] = "b"  # reaches only this view's copy (or raises)
+            return (d["s"] == "a").to_numpy(dtype=float)
+
+        try:
+            t.query(phi)
+        except ValueError:
+            pass
+        t.query(lambda d: (views.append(d), (d["s"] == "a").to_numpy(dtype=float))[1])
+        assert (views[-1]["s"] == "a").all()
+
+    def test_noise_generator_is_a_private_child(self):
+        def answers(rng, after=None):
+            t = Thresholdout(TRAIN, HOLD.assign(x=np.clip(HOLD["x"] + 0.3, 0, 1)), threshold=0.01, sigma=1e-3,
+                             budget=3, rng=rng)
+            if after is not None:
+                after.random(100)  # the caller keeps using its generator
+            return [t.query(phi_x) for _ in range(3)], t
+
+        a, t = answers(np.random.default_rng(5))
+        parent = np.random.default_rng(5)
+        b, _ = answers(parent, after=parent)
+        assert a == b  # reproducible from the seed, and independent of the caller's later draws
+        used = np.random.default_rng(5)
+        answers(used)
+        assert used.random() == np.random.default_rng(5).random()  # the caller's stream is not consumed
+        for name in dir(t):
+            if not name.startswith("__"):
+                value = getattr(t, name, None)
+                assert not isinstance(value, (np.random.Generator, np.random.BitGenerator)), name
+
+    def test_system_exit_on_the_holdout_counts_as_zero(self):
+        def exits_on_holdout(d):
+            if len(d) == len(HOLD) and d["x"].iloc[0] == SECRET:
+                raise SystemExit(1)
+            return d["x"].to_numpy()
+
+        t = Thresholdout(TRAIN, HOLD, threshold=0.5, sigma=1e-4, budget=1, rng=3)
+        assert 0.0 <= t.query(exits_on_holdout) <= 1.0 and t.n_queries == 1
+
+    def test_parameter_errors_name_the_argument(self):
+        with pytest.raises(ValueError, match=r"`sigma` must be below .* for a holdout of 500 rows"):
+            Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=1e10, budget=1)
+        with pytest.raises(ValueError, match=r"`train` has more than one column labelled \['x'\]"):
+            Thresholdout(pd.concat([TRAIN, TRAIN], axis=1), HOLD, threshold=0.04, sigma=0.01, budget=1)
+        with pytest.raises(TypeError, match="`one_sided` must be True or False"):
+            Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=0.01, budget=1, one_sided="yes")
