@@ -98,7 +98,8 @@ LATEX_PACKAGES = (
 )
 
 FIT_CHOICES = (None, "resize", "landscape")
-LABEL_CHOICES = ("wrap", "legend")
+LABEL_CHOICES = ("auto", "wrap", "legend")
+_SIZES_PT = {"tiny": 5, "scriptsize": 7, "footnotesize": 8, "small": 9, "normalsize": 10, "large": 12}
 
 
 def format_pvalue(p: float, *, digits: int = 2, floor: float = 1e-4) -> str:
@@ -284,6 +285,30 @@ def _latex_header(text: str, align: str) -> str:
     return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}{first}\\{second}\end{{tabular}}"
 
 
+def _width_em(latex: str) -> float:
+    """A rough width, in em, of a cell or header as typeset (Computer Modern, text or math)."""
+    lines = re.split(r"\\\\", re.sub(r"\\(begin|end)\{tabular\}(\[b\]\{@\{\}[lrc]@\{\}\})?", "", latex))
+    widest = 0.0
+    for line in lines:
+        text = re.sub(r"\^\{([^}]*)\}", lambda m: "\x00" * len(m.group(1)), line)  # superscripts
+        text = text.replace(r"\times", "\x01").replace(r"\infty", "\x01").replace("$", "")
+        text = re.sub(r"\\text[a-z]+\{\}|\\[#$%&_{}]", "x", text)
+        em = 0.0
+        for ch in text:
+            if ch == "\x00":
+                em += 0.36
+            elif ch in "\x01-<>+=":
+                em += 1.05  # binary operator or relation with its spaces
+            elif ch in ".,:;![]()|' ":
+                em += 0.3
+            elif ch.isupper() or ch in "mwMW":
+                em += 0.75
+            else:
+                em += 0.5
+        widest = max(widest, em)
+    return widest
+
+
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
     if value not in allowed:
         raise ValueError(f"`{name}` must be one of {allowed!r}; got {value!r}.")
@@ -335,9 +360,9 @@ class RenderMixin:
         return []
 
     def to_latex(self, *, columns: Any = None, caption: str | None = None, label: str | None = None,
-                 footnote: bool = True, fit: str | None = None, labels: str = "wrap",
+                 footnote: bool = True, fit: str | None = None, labels: str = "auto",
                  font_size: str | None = "small", label_width: str = "0.3\\linewidth",
-                 position: str = "htbp") -> str:
+                 position: str = "htbp", text_width: float = 345.0) -> str:
         r"""A LaTeX ``table`` with booktabs rules, sized for the page, the footnote left-aligned below.
 
         The body is rendered by pandas' ``Styler.to_latex``. Numbers are in math mode (true minus
@@ -358,9 +383,13 @@ class RenderMixin:
             a ``tabular`` shrunk to the text width with ``\resizebox`` when it is wider (never
             enlarged). "landscape": the same on a landscape page (``pdflscape``), where the
             text width is the page's height.
-        labels : {"wrap", "legend"}
+        labels : {"auto", "wrap", "legend"}
             "wrap": full row labels in a wrapping column. "legend": rows labelled H1, H2, ...
-            with the full labels in the notes under the table.
+            with the full labels in the notes under the table. "auto": "wrap" when the other
+            columns, as estimated from their characters, leave at least 30% of ``text_width``
+            to the labels, "legend" otherwise, and then shrunk with ``\resizebox`` if the
+            estimate comes near the text width (only ever shrinking a table wider than the
+            text).
         font_size : str or None
             A size command without backslash ("small", "footnotesize"), or None for the
             document's size.
@@ -368,6 +397,9 @@ class RenderMixin:
             Width of the wrapped label column with ``fit="resize"`` or ``"landscape"``.
         position : str
             Float placement of the ``table`` environment.
+        text_width : float
+            The document's text width in pt, used only by ``labels="auto"`` (345 pt: the
+            article class on letter or A4 paper; twice that for ``fit="landscape"``).
 
         Returns
         -------
@@ -379,17 +411,28 @@ class RenderMixin:
             raise ValueError(f"`font_size` must be a LaTeX size name such as 'small' or None; got {font_size!r}.")
         d = self._display(self._resolve("latex", columns))
         row_labels = [str(i) for i in d.index]
-        if labels == "legend":
-            first = [f"H{i}" for i in range(1, len(d) + 1)]
-        else:
-            first = [latex_escape(x) for x in row_labels]
-        body = pd.DataFrame({latex_escape(d.index.name or "Hypothesis").capitalize(): first})
+        values: dict[str, list[str]] = {}
         aligns = []
         for c in d.columns:
             cells = [str(v).strip() for v in d[c]]
             numeric = all(_NUMERIC_CELL.match(v) for v in cells)
             aligns.append("r" if numeric else "l")
-            body[_latex_header(c, aligns[-1])] = [_latex_cell(v) for v in d[c]]
+            values[_latex_header(c, aligns[-1])] = [_latex_cell(v) for v in d[c]]
+        em = _SIZES_PT.get(font_size or "normalsize", 10)
+        others = sum(max(_width_em(x) for x in [h, *cells]) * em + 6 for h, cells in values.items())
+        page = text_width * (1.45 if fit == "landscape" else 1.0)
+        shrink = fit is not None
+        if labels == "auto":
+            labels = "wrap" if fit is not None or others <= 0.7 * page else "legend"
+            # the estimate is rough: a legend table that may be too wide is shrunk if it is
+            shrink = shrink or (labels == "legend" and others + 2.5 * em >= 0.9 * page)
+        if labels == "legend":
+            first = [f"H{i}" for i in range(1, len(d) + 1)]
+        else:
+            first = [latex_escape(x) for x in row_labels]
+        body = pd.DataFrame({latex_escape(d.index.name or "Hypothesis").capitalize(): first})
+        for h, cells in values.items():
+            body[h] = cells
         wrap = r">{\raggedright\arraybackslash}"
         if labels == "legend":
             first_spec = "l"
@@ -403,7 +446,7 @@ class RenderMixin:
             tabular = tabular.replace(r"\begin{tabular}{", r"\begin{tabularx}{\linewidth}{", 1)
             head, _, tail = tabular.rpartition(r"\end{tabular}")
             tabular = head + r"\end{tabularx}" + tail
-        if fit is not None:
+        if shrink:
             tabular = "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%\n" + tabular + "%\n}"
 
         lines = [rf"\begin{{table}}[{position}]", r"\centering"]
@@ -547,7 +590,7 @@ class CorrectedTable(RenderMixin):
                 parts = []
                 for route in used:
                     rows = [str(i) for i, r in zip(names, routes, strict=True) if r == route]
-                    parts.append(f"{route} for {'; '.join(rows)}")
+                    parts.append(f"{route} for {', '.join(rows)}")
                 notes.append("Best valid p-values: " + ". ".join(parts) + ".")
         return notes
 
