@@ -24,8 +24,8 @@ error names the file, the section and the field)::
     group = "arm"
     levels = ["treatment", "control"]
 
-Scores: ``welch_t`` (|Welch t| between the two ``levels`` of ``group``), ``abs_mean``,
-``abs_corr`` (with ``target``), ``clipped_mean`` (|mean of values clipped to ±``clip``|,
+Scores: ``welch_t`` (``|Welch t|`` between the two ``levels`` of ``group``), ``abs_mean``,
+``abs_corr`` (with ``target``), ``clipped_mean`` (absolute mean of values clipped to ±``clip``,
 sensitivity 2·clip/n) and ``signed_mean`` (see :class:`~selective.selectors.SignedMeanScore`).
 ``noisy_top_k`` (pure DP) takes ``epsilon`` and a score of known sensitivity (``clipped_mean``
 or ``signed_mean``). ``declared`` records a selection made elsewhere: its ``value`` and its

@@ -36,6 +36,7 @@ __all__ = [
     "format_pvalue",
     "format_number",
     "markdown_table",
+    "text_table",
     "latex_escape",
     "TABLE_COLUMNS",
     "LATEX_PACKAGES",
@@ -173,6 +174,22 @@ def _md_cell(value: Any) -> str:
     return text.replace("|", r"\|")
 
 
+def _aligned(frame: pd.DataFrame, index: bool, cell) -> tuple[list[str], list[list[str]], list[int], list[bool]]:
+    """Header, body, column widths and right-alignment flags of ``frame``'s cells as ``cell`` renders them."""
+    columns = [str(c) for c in frame.columns]
+    body = [[cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+    if index:
+        columns = [str(frame.index.name or "")] + columns
+        body = [[cell(i)] + row for i, row in zip(frame.index, body, strict=True)]
+    header = [cell(c) for c in columns]
+    right = [j > 0 or not index for j in range(len(header))]
+    for j in range(len(header)):
+        cells = [r[j] for r in body]
+        right[j] = right[j] and bool(cells) and all(_NUMERIC_CELL.match(c.strip()) for c in cells)
+    widths = [max([len(header[j]), 3] + [len(r[j]) for r in body]) for j in range(len(header))]
+    return header, body, widths, right
+
+
 def markdown_table(frame: pd.DataFrame, *, index: bool = True) -> str:
     """A GitHub-flavoured Markdown table of ``frame``, every cell shown as its ``str``.
 
@@ -190,17 +207,7 @@ def markdown_table(frame: pd.DataFrame, *, index: bool = True) -> str:
     -------
     str
     """
-    columns = [str(c) for c in frame.columns]
-    body = [[_md_cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
-    if index:
-        columns = [str(frame.index.name or "")] + columns
-        body = [[_md_cell(i)] + row for i, row in zip(frame.index, body, strict=True)]
-    header = [_md_cell(c) for c in columns]
-    right = [j > 0 or not index for j in range(len(header))]
-    for j in range(len(header)):
-        cells = [r[j] for r in body]
-        right[j] = right[j] and bool(cells) and all(_NUMERIC_CELL.match(c.strip()) for c in cells)
-    widths = [max([len(header[j]), 3] + [len(r[j]) for r in body]) for j in range(len(header))]
+    header, body, widths, right = _aligned(frame, index, _md_cell)
 
     def line(cells: list[str]) -> str:
         padded = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)]
@@ -209,6 +216,28 @@ def markdown_table(frame: pd.DataFrame, *, index: bool = True) -> str:
     rule = "|" + "|".join((("-" * (w + 1) + ":") if r else (":" + "-" * (w + 1)))
                           for w, r in zip(widths, right, strict=True)) + "|"
     return "\n".join([line(header), rule] + [line(r) for r in body])
+
+
+def text_table(frame: pd.DataFrame, *, index: bool = True) -> str:
+    """A plain-text table of ``frame`` (aligned columns, a rule under the header), for consoles.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Cells are rendered with ``str``.
+    index : bool
+        Include the index as the first column.
+
+    Returns
+    -------
+    str
+    """
+    header, body, widths, right = _aligned(frame, index, lambda v: re.sub(r"\s*\n\s*", " ", str(v)))
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True))
+
+    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r).rstrip() for r in body])
 
 
 # --- LaTeX ----------------------------------------------------------------------------------------------------
@@ -671,7 +700,7 @@ class CorrectedTable(RenderMixin):
         """
         d = self._display(columns)
         lines = [f"Corrected p-values after selection ({len(self.frame)} test(s), alpha = {self.alpha:g})", ""]
-        lines.append(d.to_string())
+        lines.append(text_table(d))
         if self.ledger_rows:
             lines += ["", "Selection ledger (cumulative bits):"]
             for r in self.ledger_rows:

@@ -233,11 +233,11 @@ class Preregistered(Scenario):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopKNoise(Scenario):
-    """Keep the feature with the largest |t| among ``n_features``, then t-test it on the same data.
+    """Keep the feature with the largest ``|t|`` among ``n_features``, then t-test it on the same data.
 
     Data: ``n_obs`` rows, half in group "a" and half in "b"; ``n_features`` columns i.i.d.
     N(0, 1), except that the first ``len(effects)`` columns have mean ``effects[j]`` in group
-    "a" (a real difference). Selection: TopK(k=1) by |Student t| (description length
+    "a" (a real difference). Selection: TopK(k=1) by ``|Student t|`` (description length
     C(m, 1) = m, DFHPRR Thm 17). Test: Student's two-sample t of the chosen feature.
 
     Truth: the hypothesis of feature j is null iff j >= len(effects). With ``effects=()`` (the
@@ -730,7 +730,7 @@ class LassoFixedLambda(_RegressionNull, Scenario):
     Data: X (``n_obs`` x ``n_features``) and y i.i.d. N(0, 1), σ = 1 known. Selection: the lasso
     :math:`\frac12\|y-b_0-Xb\|^2+\lambda\|b\|_1` with :math:`\lambda` = ``lam_factor``
     :math:`\sqrt n` (:func:`selective.conditional.fixed_lasso_inference`); supports of size at
-    most ``max_size`` count (larger ones are cut to the ``max_size`` largest |b|, as
+    most ``max_size`` count (larger ones are cut to the ``max_size`` largest ``|b|``, as
     :class:`selective.selectors.description.LassoSupport` does), certificate
     ``DescriptionLength(sum_{j<=s} C(p, j))``. One selected variable is drawn uniformly with the
     replication's generator (independent of the data) and its partial coefficient in the
@@ -874,12 +874,12 @@ class ForwardStepwisePath(_RegressionNull, Scenario):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DPThenDescriptionLength(_TwoGroupNoise):
-    r"""NoisyTopK narrows the features, then TopK picks one of them by |t|; it is t-tested.
+    r"""NoisyTopK narrows the features, then TopK picks one of them by ``|t|``; it is t-tested.
 
     Data as :class:`TopKNoise`. Step 1: report noisy top-``k_dp`` of the clipped signed-mean
     scores :math:`|\frac1n\sum_i\mathrm{clip}(x_{ij},-c,c)s_i|` (sensitivity :math:`2c/n`) with
     budget ``epsilon`` (exact exponential-mechanism peeling, certificate ``PureDP``). Step 2:
-    the feature with the largest |Student t| among those k (``DescriptionLength(k_dp)``). The
+    the feature with the largest ``|Student t|`` among those k (``DescriptionLength(k_dp)``). The
     ledger composes them (THEORY.md 2.7; union route 3.6). Bonferroni over all ``n_features``.
 
     Truth: global null (every feature has equal group means).
