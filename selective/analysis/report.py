@@ -803,7 +803,8 @@ class CorrectedTable(RenderMixin):
             _, ax = plt.subplots(figsize=(6.5, 3.2))
         rows = self.ledger_rows
         x = np.arange(len(rows) + 1)
-        ticks = ["before selection"] + [str(r.get("label") or f"step {r.get('step')}") for r in rows]
+        ticks = ["before selection"] + [textwrap.fill(str(r.get("label") or f"step {r.get('step')}"), 28)
+                                        for r in rows]
         top = 0.0
         for key, name, marker in (("cumulative_maxinfo_bits", "max-information", "o"),
                                   ("cumulative_mutual_info_bits", "mutual information", "s")):
@@ -816,11 +817,11 @@ class CorrectedTable(RenderMixin):
                 top = max(top, float(np.nanmax(values)))
         if not rows:
             ax.text(0.5, 0.5, "no selection step recorded", transform=ax.transAxes, ha="center", va="center")
-        ax.set_xticks(x, ticks, rotation=20, ha="right", fontsize="small")
+        ax.set_xticks(x, ticks, fontsize="small")
         ax.set_xlim(-0.3, len(rows) + 0.6)
         ax.set_ylim(0, max(1.0, top * 1.15))
         ax.set_ylabel("bits")
         ax.set_title("Information used by the selection (cumulative)", fontsize="medium")
         if len(rows):
-            ax.legend(fontsize="small", loc="lower right")
+            ax.legend(fontsize="small", loc="upper left")
         return ax
