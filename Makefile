@@ -48,5 +48,12 @@ bench: install
 	$(PIP) install --quiet -e '.[bench]'
 	$(BIN)/python benchmarks/run_all.py
 
+# The documentation: API reference, theory sheet and the executed vignettes; warnings are errors.
+.PHONY: docs
+docs: install
+	$(PIP) install --quiet -e '.[docs]'
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+	@echo "documentation in docs/_build/html/index.html"
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

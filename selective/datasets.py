@@ -2,7 +2,9 @@
 
 Every bundled simulated dataset is the exact output of a generator in this module with a fixed
 seed, so its provenance can be checked: ``simulate_biomarkers()`` reproduces
-``biomarkers.csv`` to the digit.
+``biomarkers.csv`` to the digit. The one real dataset, ``anes96.csv`` (public domain), is a
+copy of the subset of the 1996 American National Election Study that statsmodels ships; the
+test suite checks it against statsmodels' copy.
 """
 
 from __future__ import annotations
@@ -15,13 +17,16 @@ import pandas as pd
 
 from ._validation import check_int, check_real, check_rng
 
-__all__ = ["load_biomarkers", "simulate_biomarkers", "BIOMARKERS_SEED", "BIOMARKERS_TRUE_EFFECTS"]
+__all__ = ["load_biomarkers", "simulate_biomarkers", "load_anes96", "bundled_path", "BIOMARKERS_SEED",
+           "BIOMARKERS_TRUE_EFFECTS", "ANES96_COLUMNS"]
 
 #: Seed of the bundled ``biomarkers.csv``.
 BIOMARKERS_SEED = 20261128
 #: The only biomarker whose mean differs between arms in ``biomarkers.csv`` (in SD units).
 BIOMARKERS_TRUE_EFFECTS = {"m07": 0.5}
 _DECIMALS = 4
+#: Columns of ``anes96.csv``, in order (see ``data/README.md`` for their codes).
+ANES96_COLUMNS = ("popul", "TVnews", "selfLR", "ClinLR", "DoleLR", "PID", "age", "educ", "income", "vote")
 
 
 def simulate_biomarkers(*, n_rows: int = 600, n_biomarkers: int = 60, effects: dict[str, float] | None = None,
@@ -72,3 +77,44 @@ def load_biomarkers() -> pd.DataFrame:
     one real treatment effect (``m07``, 0.5 SD)."""
     text = resources.files("selective._data").joinpath("biomarkers.csv").read_text(encoding="utf-8")
     return pd.read_csv(io.StringIO(text))
+
+
+def load_anes96() -> pd.DataFrame:
+    """The bundled ``anes96.csv`` (see ``data/README.md``): 944 respondents of the 1996 American
+    National Election Study, 10 integer-coded variables (public domain).
+
+    Columns :data:`ANES96_COLUMNS`: ``popul`` (population of the census place, thousands),
+    ``TVnews`` (days a week watching TV news), ``selfLR``, ``ClinLR``, ``DoleLR`` (placement
+    of oneself, Clinton and Dole from 1, extremely liberal, to 7, extremely conservative),
+    ``PID`` (party identification, 0 strong Democrat to 6 strong Republican), ``age``,
+    ``educ`` (1 to 7), ``income`` (household income bracket, 1 to 24) and ``vote`` (expected
+    vote: 0 Clinton, 1 Dole). A plan file for it ships as ``anes96_plan.toml``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        944 rows, integer columns.
+    """
+    text = resources.files("selective._data").joinpath("anes96.csv").read_text(encoding="utf-8")
+    return pd.read_csv(io.StringIO(text))
+
+
+def bundled_path(name: str):
+    """The path of a bundled file (a dataset or a plan) for use outside Python.
+
+    Parameters
+    ----------
+    name : str
+        A file name in ``data/``, such as ``"anes96.csv"`` or ``"anes96_plan.toml"``.
+
+    Returns
+    -------
+    importlib.resources.abc.Traversable
+        Usable with ``open`` and ``read_text``; a real file path in a normal installation.
+    """
+    entry = resources.files("selective._data").joinpath(name)
+    if not entry.is_file():
+        names = sorted(p.name for p in resources.files("selective._data").iterdir()
+                       if p.name.endswith((".csv", ".toml")))
+        raise ValueError(f"`name` must be a bundled file, one of {names}; got {name!r}.")
+    return entry

@@ -164,7 +164,7 @@ class TestRenderings:
         assert "Bonferroni over 120 declared hypotheses" in md
         tex = table.to_latex(caption="Selected biomarkers", label="tab:bio")
         assert r"\toprule" in tex and r"\midrule" in tex and r"\bottomrule" in tex
-        assert r"$<$ 1e-04" in tex and r"\label{tab:bio}" in tex
+        assert r"$<10^{-4}$" in tex and r"\label{tab:bio}" in tex
         assert tex.count(r"\\") >= len(table.frame) + 1
         html = table.to_html()
         assert "<table" in html and "selective-footnote" in html

@@ -48,7 +48,7 @@ class TestAnalyze:
         assert {line.split("|")[1].strip().split(":")[0] for line in lines} == {"m07", "m22", "m26"}
         row = next(line for line in lines if line.startswith("| m22: treatment"))
         cells = [c.strip() for c in row.split("|")[1:-1]]
-        assert cells[2] == "0.018" and cells[6] == "1"  # naive significant, best corrected not
+        assert cells[3] == "0.018" and cells[7] == "1"  # naive significant, best corrected not
         assert "Bonferroni over 120 declared hypotheses" in out
         assert (work / "plan.audit.json").exists()
 
@@ -59,8 +59,8 @@ class TestAnalyze:
         assert code == 0, err
         tex = out_file.read_text()
         assert tex.startswith(r"\begin{table}") and r"\toprule" in tex and r"\bottomrule" in tex
-        assert "m07: treatment - control (Welch)" in tex and r"$<$ 1e-04" in tex
-        assert tex.count(r"\\") == 7  # header + 6 rows
+        assert "m07: treatment - control (Welch)" in tex and r"$<10^{-4}$" in tex
+        assert sum(line.endswith(r"\\") for line in tex.splitlines()) == 7  # header + 6 rows
         audit = read_audit(work / "results" / "table.audit.json")
         assert audit["data"]["sha256"] == data_fingerprint(pd.read_csv(DATA))
         assert audit["seed"] == 2026 and audit["plan"]["analysis"]["n_candidates"] == 120

@@ -33,8 +33,8 @@ and listing what is allowed. Running the plan on data checks the columns and gro
 names, and an error raised by a step or a test is reported as a :class:`PlanError` naming the
 block. A plan declares all its steps before any runs (:meth:`Analysis.preregister`).
 
-Scores: ``welch_t`` (|Welch t| between the two ``levels`` of ``group``), ``abs_mean``,
-``abs_corr`` (with ``target``), ``clipped_mean`` (|mean of values clipped to ±``clip``|,
+Scores: ``welch_t`` (``|Welch t|`` between the two ``levels`` of ``group``), ``abs_mean``,
+``abs_corr`` (with ``target``), ``clipped_mean`` (absolute mean of values clipped to ±``clip``,
 sensitivity 2·clip/n) and ``signed_mean`` (see :class:`~selective.selectors.SignedMeanScore`).
 ``noisy_top_k`` (pure DP) takes ``epsilon`` and a score of known sensitivity (``clipped_mean``
 or ``signed_mean``). ``declared`` records a selection made elsewhere: its ``value`` and its

@@ -96,7 +96,8 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
             note = "; ".join(x for x in (note, tr.note) if x)
         rows.append({
             "estimate": r.estimate, "ci_low": r.ci_naive[0], "ci_high": r.ci_naive[1],
-            "statistic": r.statistic, "df": r.df, "pvalue_naive": r.pvalue_naive,
+            "statistic": r.statistic, "df": r.df, "n_obs": getattr(r, "n_obs", math.nan),
+            "pvalue_naive": r.pvalue_naive,
             "pvalue_maxinfo": corr.pvalue_maxinfo[i], "pvalue_mutual_info": corr.pvalue_mutual_info[i],
             "pvalue_bonferroni": corr.pvalue_bonferroni[i], "pvalue_best": corr.pvalue_best[i],
             "best_route": corr.best_route[i], "pvalue_adjusted": math.nan,

@@ -24,7 +24,7 @@ def simulation_laplace(scale: float, *, size: Any = None, rng: Any = None) -> An
 
 
 def simulation_gaussian(sigma: float, *, size: Any = None, rng: Any = None) -> Any:
-    """Continuous N(0, ``sigma``^2) draws on doubles. No certificate: simulations only."""
+    """Continuous N(0, ``sigma`` squared) draws on doubles. No certificate: simulations only."""
     s = check_positive("sigma", sigma)
     return check_rng(rng).normal(0.0, s, size=size)
 

@@ -4,7 +4,7 @@ Each returns a :class:`~selective.selectors.base.Selection` whose certificate is
 ``DescriptionLength(N)`` with N fixed by the selector's parameters, never by the data:
 max-information :math:`\log_2(N/\beta)` bits for every distribution (DFHPRR Thm 17 [NIPS Thm 6]).
 
-Outcome counts [THEORY.md 2.5]: choice from a declared set, |set|; ordered top-k, m!/(m-k)!;
+Outcome counts [THEORY.md 2.5]: choice from a declared set, ``len(set)``; ordered top-k, m!/(m-k)!;
 SparseValidate(m, B), :math:`\sum_{j\le B}\binom mj`; b-bit answers, :math:`2^b` each;
 lasso support of size at most s, :math:`\sum_{j\le s}\binom pj` (times :math:`2^j` with signs);
 forward stepwise path of s steps, p!/(p-s)!.

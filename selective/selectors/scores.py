@@ -117,7 +117,7 @@ def candidate_scores(data: pd.DataFrame, candidates: Sequence[Any] | None = None
 
 
 def welch_t_scores(data: pd.DataFrame, columns: list[str], group: str, levels: tuple[str, str]) -> pd.Series:
-    """|Welch t| of every column between two groups, in one vectorised pass.
+    """``|Welch t|`` of every column between two groups, in one vectorised pass.
 
     The usual screen before a two-group comparison: use it as the ``score`` of a
     :class:`~selective.selectors.TopK` over declared candidate columns.

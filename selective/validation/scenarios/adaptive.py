@@ -135,7 +135,7 @@ class RepeatedMeasures(Scenario):
     ``n_subjects`` (20) subjects with ``rows_per_subject`` (500) rows each and ``n_features`` null features
     :math:`x_{srj} = u_{sj} + e_{srj}` (subject effects :math:`u \sim N(0, \tau^2)`, row noise
     N(0, 1)). Step 1: report noisy max (Gumbel noise, the exponential mechanism) of the
-    |mean| of the rows clipped to [-c, c], replace-one-row sensitivity :math:`2c/N_{rows}`, at
+    absolute mean of the rows clipped to [-c, c], replace-one-row sensitivity :math:`2c/N_{rows}`, at
     :math:`\varepsilon = 1/\sqrt{N_{rows}}`: ``PureDP(epsilon)`` in rows. The chosen feature is
     tested by a one-sample t-test on its subject means (exact: the subjects are independent).
     The package is told the unit (``Analysis(units="subject")``): n = subjects and the step
@@ -188,7 +188,7 @@ class RepeatedMeasures(Scenario):
         return (PureDP(self.epsilon * self.rows_per_subject),)  # group privacy over one subject
 
     def _select(self, x: np.ndarray, g: np.random.Generator) -> int:
-        """Report noisy max of |mean of clipped rows| over x (subjects, rows, features)."""
+        """Report noisy max of the absolute mean of the clipped rows over x (subjects, rows, features)."""
         n = x.shape[0] * x.shape[1]
         score = np.abs(np.clip(x, -self.clip, self.clip).mean(axis=(0, 1)))
         scale = 2.0 * (2.0 * self.clip / n) / self.epsilon
@@ -225,7 +225,7 @@ class NoisyTopKTheorem20(Scenario):
     r"""Report noisy max where Theorem 20 binds: :math:`\varepsilon\sqrt n` = ``eps_sqrt_n``.
 
     ``n_obs`` rows of ``n_features`` independent N(0, 1) null features. Step 1: report noisy max
-    (Gumbel noise) of |mean of rows clipped to [-c, c]| (sensitivity :math:`2c/n`) at
+    (Gumbel noise) of the absolute mean of the rows clipped to [-c, c] (sensitivity :math:`2c/n`) at
     :math:`\varepsilon = ` ``eps_sqrt_n`` :math:`/\sqrt n`, ``PureDP(epsilon)``. The chosen
     feature's mean is z-tested (known variance: exact). The max-information column uses the
     product bound of Theorem 20 for this first DP block.

@@ -125,12 +125,12 @@ class SparseVectorThreshold(_TwoGroupNoise):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DPThenDescriptionLength(_TwoGroupNoise):
-    r"""NoisyTopK narrows the features, then TopK picks one of them by |t|; it is t-tested.
+    r"""NoisyTopK narrows the features, then TopK picks one of them by ``|t|``; it is t-tested.
 
     Data as :class:`TopKNoise`. Step 1: report noisy top-``k_dp`` of the clipped signed-mean
     scores :math:`|\frac1n\sum_i\mathrm{clip}(x_{ij},-c,c)s_i|` (sensitivity :math:`2c/n`) with
     budget ``epsilon`` (exact exponential-mechanism peeling, certificate ``PureDP``). Step 2:
-    the feature with the largest |Student t| among those k (``DescriptionLength(k_dp)``). The
+    the feature with the largest ``|Student t|`` among those k (``DescriptionLength(k_dp)``). The
     ledger composes them (THEORY.md 2.7; union route 3.6). Bonferroni over all ``n_features``.
 
     Truth: global null (every feature has equal group means).

@@ -62,7 +62,7 @@ class LassoFixedLambda(_RegressionNull, Scenario):
     Data: X (``n_obs`` x ``n_features``) and y i.i.d. N(0, 1), σ = 1 known. Selection: the lasso
     :math:`\frac12\|y-b_0-Xb\|^2+\lambda\|b\|_1` with :math:`\lambda` = ``lam_factor``
     :math:`\sqrt n` (:func:`selective.conditional.fixed_lasso_inference`); supports of size at
-    most ``max_size`` count (larger ones are cut to the ``max_size`` largest |b|, as
+    most ``max_size`` count (larger ones are cut to the ``max_size`` largest ``|b|``, as
     :class:`selective.selectors.description.LassoSupport` does), certificate
     ``DescriptionLength(sum_{j<=s} C(p, j))``. One selected variable is drawn uniformly with the
     replication's generator (independent of the data) and its partial coefficient in the

@@ -75,11 +75,11 @@ class Preregistered(Scenario):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopKNoise(Scenario):
-    """Keep the feature with the largest |t| among ``n_features``, then t-test it on the same data.
+    """Keep the feature with the largest ``|t|`` among ``n_features``, then t-test it on the same data.
 
     Data: ``n_obs`` rows, half in group "a" and half in "b"; ``n_features`` columns i.i.d.
     N(0, 1), except that the first ``len(effects)`` columns have mean ``effects[j]`` in group
-    "a" (a real difference). Selection: TopK(k=1) by |Student t| (description length
+    "a" (a real difference). Selection: TopK(k=1) by ``|Student t|`` (description length
     C(m, 1) = m, DFHPRR Thm 17). Test: Student's two-sample t of the chosen feature.
 
     Truth: the hypothesis of feature j is null iff j >= len(effects). With ``effects=()`` (the
