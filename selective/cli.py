@@ -31,8 +31,6 @@ def _render(table, fmt: str, columns: str) -> str:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from .demo import run_demo
 
     analysis, table = run_demo(k=args.k, seed=args.seed)
@@ -42,9 +40,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(table.to_markdown(columns="short", footnote=False))
     print()
     print("Ledger:")
-    rows = pd.DataFrame(analysis.ledger.rows())
-    print(rows[["step", "label", "certificate", "cumulative_maxinfo_bits", "cumulative_mutual_info_bits"]]
-          .to_markdown(index=False, floatfmt=".3g"))
+    print(table.ledger_to_markdown())
     print()
     print(table.footnote)
     sig_naive = int((table.frame["pvalue_naive"] <= table.alpha).sum())
@@ -108,10 +104,10 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     # everything is computed and checked before anything is written
     analysis = run_plan(plan, data, seed=args.seed, progress=not args.quiet)
     table = analysis.report(adjust=args.adjust)
-    text = render_table(table, args.format, args.columns)
     rel = None if out_path is None else os.path.relpath(out_path.resolve(), audit_path.resolve().parent)
     record = audit_record(analysis, table, plan=with_seed(plan.raw, analysis.seed), data_source=str(args.data),
                           adjust=args.adjust, output={"file": rel, "format": args.format, "columns": args.columns})
+    text = render_table(table, args.format, args.columns, record=record)
     audit_text = dump_record(record)
     validate_audit(json.loads(audit_text), str(audit_path))  # what is written can be read back
     try:
@@ -130,7 +126,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from .analysis.audit import read_audit, render_table, table_from_audit
 
     record = read_audit(args.audit)
-    sys.stdout.write(render_table(table_from_audit(record), args.format, args.columns))
+    sys.stdout.write(render_table(table_from_audit(record), args.format, args.columns, record=record))
     return EXIT_OK
 
 
@@ -293,7 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("data", help="CSV file with a header row")
     an.add_argument("--plan", required=True, help="plan file (TOML): selection steps and tests")
     an.add_argument("--format", choices=FORMATS, default="md", help="output format (default md)")
-    an.add_argument("--columns", choices=("short", "all"), default="short", help="table columns (default short)")
+    an.add_argument("--columns", choices=("default", "short", "compact", "all"), default="default",
+                    help="table columns (default: each format's own set; html is a self-contained report page)")
     an.add_argument("--out", help="write the table to this file instead of standard output")
     an.add_argument("--audit", help="audit JSON path (default: next to --out, else next to the plan)")
     an.add_argument("--seed", type=int, help="override the plan's seed")
@@ -305,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("show", help="re-render a saved analysis from its audit JSON")
     sh.add_argument("audit", help="audit JSON written by 'selective analyze'")
     sh.add_argument("--format", choices=FORMATS, default="md")
-    sh.add_argument("--columns", choices=("short", "all"), default="short")
+    sh.add_argument("--columns", choices=("default", "short", "compact", "all"), default="default")
     sh.set_defaults(func=_cmd_show)
 
     ve = sub.add_parser("verify", help="re-run a saved analysis on the data and report every difference (exact)")

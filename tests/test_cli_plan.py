@@ -222,7 +222,7 @@ def test_fingerprint_sensitivity():
 
 
 def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
-    from selective import audit as A
+    from selective.analysis import files as A
 
     target = tmp_path / "a.json"
     target.write_text("old")

@@ -54,7 +54,9 @@ AUDIT_FORMAT = "selective.audit"
 AUDIT_VERSION = 2  # 2: chunked data fingerprint, the plan as run, the table file's hash
 #: renderings of the table (``--format``)
 FORMATS = ("md", "tex", "html", "csv")
-_COLUMN_SETS = ("short", "all")
+_COLUMN_SETS = ("default", "short", "compact", "all")
+#: the column set each format uses when none is asked for
+DEFAULT_COLUMNS = {"md": "short", "tex": "compact", "html": "short", "csv": "all"}
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -131,21 +133,31 @@ def _result_to_dict(r: Any) -> dict[str, Any]:
     }
 
 
-def render_table(table: CorrectedTable, fmt: str = "md", columns: str = "short") -> str:
-    """The table as ``selective analyze`` writes it: ``fmt`` one of :data:`FORMATS`."""
+def render_table(table: CorrectedTable, fmt: str = "md", columns: str = "default", *,
+                 record: dict[str, Any] | None = None) -> str:
+    """The table as ``selective analyze`` writes it: ``fmt`` one of :data:`FORMATS`.
+
+    ``columns`` "default" takes each format's own set (:data:`DEFAULT_COLUMNS`). "html" is one
+    self-contained page (:func:`selective.analysis.html_report.html_report`: table, footnote,
+    ledger, figures, and from ``record`` the plan and the data fingerprint)."""
+    if columns == "default":
+        columns = DEFAULT_COLUMNS.get(fmt, "short")
     if fmt == "md":
         return table.to_markdown(columns=columns) + "\n"
     if fmt == "tex":
         return table.to_latex(columns=columns)
     if fmt == "html":
-        return table.to_html(columns=columns)
+        from .html_report import html_report
+
+        return html_report(table, record=record, columns=columns)
     if fmt == "csv":
         return table.to_csv()
     raise ValueError(f"`fmt` must be one of {', '.join(FORMATS)}; got {fmt!r}.")
 
 
 def audit_record(analysis: Any, table: CorrectedTable, *, plan: dict | None = None, data_source: str | None = None,
-                 adjust: str | None = None, output: dict[str, Any] | None = None) -> dict[str, Any]:
+                 adjust: str | None = None, output: dict[str, Any] | None = None,
+                 created: str | None = None) -> dict[str, Any]:
     """Everything needed to re-render ``table`` and to verify it against the data.
 
     Parameters
@@ -161,17 +173,20 @@ def audit_record(analysis: Any, table: CorrectedTable, *, plan: dict | None = No
         The multiple-testing adjustment the table was made with.
     output : dict, optional
         ``{"file": ..., "format": ..., "columns": ...}``: where and how the table was
-        rendered (default: Markdown, short columns, standard output). Its ``sha256`` is set here.
+        rendered (default: Markdown, the format's own columns, standard output). Its ``sha256``
+        is set here.
+    created : str, optional
+        The creation time to record (ISO 8601; default: now). ``verify`` passes the recorded one,
+        which the "html" page shows.
     """
     frame = table.frame
-    out = {"file": None, "format": "md", "columns": "short"}
+    out = {"file": None, "format": "md", "columns": "default"}
     out.update({k: v for k, v in (output or {}).items() if k in out})
-    out["sha256"] = sha256_text(render_table(table, out["format"], out["columns"]))
-    return {
+    record = {
         "format": AUDIT_FORMAT,
         "version": AUDIT_VERSION,
         "package_version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "data": {"sha256": data_fingerprint(analysis.data), "n_rows": int(len(analysis.data)),
                  "columns": [str(c) for c in analysis.data.columns], "source": data_source},
         "seed": analysis.seed,
@@ -190,6 +205,9 @@ def audit_record(analysis: Any, table: CorrectedTable, *, plan: dict | None = No
                   "ledger_rows": _jsonable(table.ledger_rows)},
         "output": out,
     }
+    # the page of the "html" format shows the record (plan, data fingerprint), never its own hash
+    out["sha256"] = sha256_text(render_table(table, out["format"], out["columns"], record=record))
+    return record
 
 
 def dump_record(record: dict[str, Any]) -> str:
@@ -359,7 +377,7 @@ def validate_audit(d: Any, source: str = "audit record") -> dict[str, Any]:
     c.want(out["file"] is None or (isinstance(out["file"], str) and out["file"] != ""), "output.file", out["file"],
            "null or a file name")
     c.want(out["format"] in FORMATS, "output.format", out["format"], f"one of {', '.join(FORMATS)}")
-    c.want(out["columns"] in _COLUMN_SETS, "output.columns", out["columns"], "'short' or 'all'")
+    c.want(out["columns"] in _COLUMN_SETS, "output.columns", out["columns"], "one of " + ", ".join(_COLUMN_SETS))
     c.want(isinstance(out["sha256"], str) and bool(_HEX64.fullmatch(out["sha256"])), "output.sha256",
            out["sha256"], "64 hexadecimal digits")
     return d

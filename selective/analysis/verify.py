@@ -149,7 +149,8 @@ def verify_audit(record: dict[str, Any], data: pd.DataFrame, *, audit_path: str 
         analysis = run_plan(plan, data)  # with the plan's seed; the record's `seed` is compared below
         table = analysis.report(adjust=record["adjust"])
         new = audit_record(analysis, table, plan=record["plan"], data_source=record["data"]["source"],
-                           adjust=record["adjust"], output={k: out[k] for k in ("file", "format", "columns")})
+                           adjust=record["adjust"], output={k: out[k] for k in ("file", "format", "columns")},
+                           created=record["created"])
     except (PlanError, ValueError, TypeError, ArithmeticError) as exc:
         diffs.append(f"the plan in the audit does not run on these data: {exc}")
         return diffs
