@@ -418,8 +418,9 @@ class Analysis:
         naive = [r for _, r in self._tests]
         corr = correct(np.array([r.pvalue_naive for r in naive], dtype=float), totals, alpha=a,
                        n_candidates=self.n_candidates, adaptive=self.adaptive)
-        # naive p-values accurate at the smallest threshold a column uses (THEORY.md pitfall 9)
-        level = corr.gamma_smallest.gamma if corr.gamma_smallest is not None else 0.0
+        # naive p-values accurate where the best column compares them (THEORY.md pitfall 9); a
+        # column with a smaller threshold is withheld for a row whose p-value is not trusted there
+        level = corr.gamma_best.gamma if corr.gamma_best is not None else 0.0
         trust = results_at_level(self._tests, self._data, level, seed=self._test_seed, cache=self._trust_cache)
         results = [t.result for t in trust]
         if any(t.replaced for t in trust):

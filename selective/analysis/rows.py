@@ -104,7 +104,7 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
             "ci_corrected_low": ci_c[0], "ci_corrected_high": ci_c[1],
             "note": note,
         })
-        if tr is not None and not tr.replaced and tr.trusted_level > 0:
+        if tr is not None and tr.trusted_level > 0:
             _withhold(rows[-1], corr, tr.trusted_level)
     return rows
 

@@ -3,7 +3,8 @@
 A corrected column compares the naive p-value with its threshold gamma, often alpha/N with
 N in the hundreds or thousands. A test whose p-value is an asymptotic approximation is
 trusted only down to its ``trusted_level``; below it the approximation can be far too small.
-For each test and the smallest threshold any column uses, :func:`results_at_level`
+For each test and the threshold of the best column (the largest any column uses),
+:func:`results_at_level`
 
 1. keeps the result when it is trusted at that threshold;
 2. otherwise reruns the spec through ``run_at_level`` (an exact, exact-reference or
@@ -62,7 +63,7 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
     data : pandas.DataFrame
         The analysis' data (the resampling versions rerun the spec on it).
     level : float
-        The smallest threshold a shown column compares the p-values with.
+        The threshold the best column compares the p-values with.
     seed : numpy.random.SeedSequence
         Randomness for resampling versions: test ``i`` uses ``seed.spawn``'s ``i``-th child, so
         the same analysis gives the same table at every call.
