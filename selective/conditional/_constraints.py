@@ -53,22 +53,28 @@ class StepConstraints:
         return out
 
     def apply(self, v: np.ndarray, max_step: int | None = None, extra: bool = True) -> np.ndarray:
-        """``G v`` for the rows of steps ``<= max_step`` (and extra rows, step < 0)."""
+        """``G v`` for the rows of steps ``<= max_step`` (and extra rows, step < 0).
+
+        ``v`` is one vector (n,) or several side by side (n, m); the result has shape (rows,)
+        or (rows, m). Several vectors cost one product with ``X'`` and one with ``Q'`` in all.
+        """
         xv = self.X.T @ v
+        qv = self.Q.T @ v
         cache: dict[int, np.ndarray] = {}
 
         def rv(t):
             if t not in cache:
-                cache[t] = xv - self.W[:, :t] @ (self.Q[:, :t].T @ v) if t else xv
+                cache[t] = xv - self.W[:, :t] @ qv[:t] if t else xv
             return cache[t]
 
+        tail = v.shape[1:]
         pieces = []
         for parts, u, _ in self._select(max_step, extra):
-            acc = np.zeros(u.shape[0])
+            acc = np.zeros((u.shape[0],) + tail)
             for t, M in parts:
                 acc += M @ rv(t)
             pieces.append(acc)
-        return np.concatenate(pieces) if pieces else np.zeros(0)
+        return np.concatenate(pieces) if pieces else np.zeros((0,) + tail)
 
     def offsets(self, max_step: int | None = None, extra: bool = True) -> np.ndarray:
         us = [u for _, u, _ in self._select(max_step, extra)]

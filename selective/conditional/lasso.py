@@ -84,12 +84,15 @@ def solve_lasso(X, y, lam: float, *, intercept: bool = True, family: str = "gaus
 
         xm = X.mean(0) if intercept else np.zeros(p)
         ym = y.mean() if intercept else 0.0
-        Xc, yc = X - xm, y - ym
+        # one Fortran-ordered centred copy, which the coordinate descent uses as it is
+        Xc = np.array(X, dtype=float, order="F", copy=True)
+        Xc -= xm
+        yc = np.ascontiguousarray(y - ym, dtype=float)
         model = Lasso(alpha=lam / n, fit_intercept=False, tol=tol, max_iter=max_iter,
-                      selection="cyclic")
+                      selection="cyclic", copy_X=False, precompute=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model.fit(Xc, yc)
+            model.fit(Xc, yc, check_input=False)
         beta = np.asarray(model.coef_, dtype=float).copy()
         beta = _polish_gaussian(Xc, yc, beta, lam)
         g = Xc.T @ (yc - Xc @ beta) / lam
