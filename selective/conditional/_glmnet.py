@@ -16,7 +16,7 @@ explained rises by less than ``fdev = 1e-5`` of itself or exceeds ``devmax = 0.9
 between grid values (``lambda.interp``), clamping s to the grid's range.
 
 Here each solution is the exact minimiser (from the homotopy path and the KKT equations of its
-active set, see :func:`_exact_solutions`), where glmnet stops at ``thresh = 1e-7``; the two
+active set, see :class:`_Homotopy`), where glmnet stops at ``thresh = 1e-7``; the two
 agree to glmnet's convergence tolerance.
 """
 
@@ -97,15 +97,18 @@ def lasso_path(X: np.ndarray, y: np.ndarray, *, intercept: bool = True, standard
     lam_max = float(np.max(np.abs(Z.T @ yc))) / n
     alf = ratio ** (1.0 / (nlambda - 1))
     lams = lam_max * alf ** np.arange(nlambda)
-    gammas = _exact_solutions(Z, yc, lams)
-    resid = yc[None, :] - gammas @ Z.T
-    devs = 1.0 - np.einsum("ij,ij->i", resid, resid) / nulldev
-    devs[0] = 0.0
-    L = nlambda
-    for m in range(min(MNLAM, nlambda) - 1, nlambda):   # glmnet's checks, from the 5th value on
-        if m >= 1 and (devs[m] - devs[m - 1] < FDEV * devs[m] or devs[m] > DEVMAX):
-            L = m + 1
+    hom = _Homotopy(Z, yc, lams)
+    # glmnet's stopping rule on the homotopy's (rounded) solutions first, so that only the
+    # grid values up to the stop (and two beyond, for safety) are solved exactly
+    L0 = _stop_index(_dev_ratios(Z, yc, hom.approx, nulldev))
+    m_end = min(nlambda, L0 + 2)
+    while True:
+        gammas = hom.exact(m_end)
+        devs = _dev_ratios(Z, yc, gammas, nulldev)
+        L = _stop_index(devs)
+        if L < m_end or m_end == nlambda:
             break
+        m_end = nlambda
     lam_out = lams[:L].copy()
     if L > 2:  # glmnet's fix.lam
         ll = np.log(lam_out)
@@ -115,37 +118,78 @@ def lasso_path(X: np.ndarray, y: np.ndarray, *, intercept: bool = True, standard
     return LassoPath(lam=lam_out, a0=a0, beta=beta, dev_ratio=devs[:L])
 
 
-def _exact_solutions(Z, yc, lams):
-    """Lasso solutions (len(lams), p) of (1/2n)||yc - Z g||^2 + lam ||g||_1 at every lam.
+def _dev_ratios(Z, yc, gammas, nulldev):
+    """Fraction of deviance explained by each row of ``gammas`` (NaN rows stay NaN)."""
+    resid = yc[None, :] - gammas @ Z.T
+    devs = 1.0 - np.einsum("ij,ij->i", resid, resid) / nulldev
+    devs[0] = 0.0
+    return devs
+
+
+def _stop_index(devs) -> int:
+    """Number of grid values glmnet keeps: from the 5th value on, it stops after the first one
+    whose deviance ratio rises by less than FDEV of itself or exceeds DEVMAX."""
+    nlambda = devs.size
+    for m in range(min(MNLAM, nlambda) - 1, nlambda):
+        if m >= 1 and not (devs[m] - devs[m - 1] >= FDEV * devs[m] and devs[m] <= DEVMAX):
+            return m + 1
+    return nlambda
+
+
+class _Homotopy:
+    r"""Lasso solutions of (1/2n)||yc - Z g||^2 + lam ||g||_1 on a grid of lambdas.
 
     The lasso path is piecewise linear in lambda (Efron, Hastie, Johnstone and Tibshirani 2004,
     Section 3.1): its knots, active sets and signs come from the homotopy (LARS with the lasso
-    modification, scikit-learn's ``lars_path``), and at each lambda the solution is then the
-    exact solution of the KKT equations of that active set,
-    :math:`g_E = (Z_E^\top Z_E)^{-1}(Z_E^\top y - n\\lambda s)`, solved once per active set
-    (affine in lambda). Any lambda at which this fails the KKT conditions (a degenerate path,
+    modification, scikit-learn's ``lars_path``; on the Gram matrix when n > p), which gives
+    ``approx`` by linear interpolation between knots. :meth:`exact` then solves, at each
+    lambda, the KKT equations of that active set,
+    :math:`g_E = (Z_E^\top Z_E)^{-1}(Z_E^\top y - n\lambda s)`, once per active set (affine in
+    lambda), and checks the KKT conditions; any lambda where this fails (a degenerate path,
     or beyond the homotopy's last knot when p >= n) is solved by coordinate descent instead.
+    A grid value beyond the last knot has ``approx`` NaN.
     """
-    from sklearn.linear_model import lars_path
 
-    n, p = Z.shape
-    out = np.zeros((lams.size, p))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        alphas, _, coefs = lars_path(Z, yc, method="lasso", alpha_min=float(lams[-1]) * (1 - 1e-9),
-                                     copy_X=True, max_iter=10 * max(n, p))
-    kn = alphas[::-1]                       # increasing knots
-    cf = coefs[:, ::-1]
-    zy = Z.T @ yc
-    inside = (lams < alphas[0]) & (lams >= kn[0])
-    bad = np.nonzero(lams < kn[0])[0].tolist()   # below the homotopy's last knot
-    idx = np.nonzero(inside)[0]
-    if idx.size and kn.size > 1:
-        lam_in = lams[idx]
-        j = np.minimum(np.searchsorted(kn, lam_in, side="right") - 1, kn.size - 2)
-        t = (lam_in - kn[j]) / (kn[j + 1] - kn[j])
-        G = cf[:, j].T * (1 - t)[:, None] + cf[:, j + 1].T * t[:, None]     # (len(idx), p)
-        pattern = np.sign(G).astype(np.int8)
+    def __init__(self, Z, yc, lams):
+        from sklearn.linear_model import lars_path
+
+        n, p = Z.shape
+        self.Z, self.yc, self.lams, self.n = Z, yc, lams, n
+        self.gram = Z.T @ Z if n > p else None
+        self.zy = Z.T @ yc
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            alphas, _, coefs = lars_path(Z, yc, Xy=self.zy if self.gram is not None else None,
+                                         Gram=self.gram, method="lasso",
+                                         alpha_min=float(lams[-1]) * (1 - 1e-9), copy_X=True,
+                                         max_iter=10 * max(n, p))
+        kn, cf = alphas[::-1], coefs[:, ::-1]             # increasing knots
+        approx = np.zeros((lams.size, p))
+        approx[lams < kn[0]] = np.nan
+        inside = (lams < alphas[0]) & (lams >= kn[0])
+        idx = np.nonzero(inside)[0]
+        if idx.size and kn.size > 1:
+            lam_in = lams[idx]
+            j = np.minimum(np.searchsorted(kn, lam_in, side="right") - 1, kn.size - 2)
+            t = (lam_in - kn[j]) / (kn[j + 1] - kn[j])
+            approx[idx] = cf[:, j].T * (1 - t)[:, None] + cf[:, j + 1].T * t[:, None]
+        self.approx = approx
+
+    def exact(self, m_end: int) -> np.ndarray:
+        """Exact solutions at the first ``m_end`` grid values."""
+        Z, yc, lams, n, gram = self.Z, self.yc, self.lams[:m_end], self.n, self.gram
+        p = Z.shape[1]
+        approx = self.approx[:m_end]
+        out = np.zeros((m_end, p))
+        bad = np.nonzero(np.isnan(approx[:, 0]))[0].tolist()
+        idx = np.nonzero(~np.isnan(approx[:, 0]))[0]
+        # the homotopy's own solution is kept where it already meets the KKT conditions to
+        # 1e-12 (relative to lambda): re-solving would change it by rounding only
+        if idx.size:
+            good = _kkt_gap(Z, yc, approx[idx], lams[idx]) <= 1e-12
+            out[idx[good]] = approx[idx[good]]
+            idx = idx[~good]
+        pattern = np.sign(approx[idx]).astype(np.int8)
         keys, inverse = np.unique(pattern, axis=0, return_inverse=True)
         inverse = inverse.ravel()
         for u, key in enumerate(keys):
@@ -153,10 +197,10 @@ def _exact_solutions(Z, yc, lams):
             ms = idx[inverse == u]
             if act.size == 0:
                 continue
-            ZE = Z[:, act]
             sgn = key[act].astype(float)
+            GE = gram[np.ix_(act, act)] if gram is not None else Z[:, act].T @ Z[:, act]
             try:
-                sol = np.linalg.solve(ZE.T @ ZE, np.column_stack([zy[act], sgn]))
+                sol = np.linalg.solve(GE, np.column_stack([self.zy[act], sgn]))
             except np.linalg.LinAlgError:
                 bad.extend(ms.tolist())
                 continue
@@ -164,12 +208,21 @@ def _exact_solutions(Z, yc, lams):
             ok = np.all(np.sign(gE) == sgn[None, :], axis=1)
             out[np.ix_(ms[ok], act)] = gE[ok]
             bad.extend(ms[~ok].tolist())
-    # KKT check of every solution (one product), coordinate descent where it fails
-    grad = (yc[None, :] - out @ Z.T) @ Z / n
-    viol = np.max(np.abs(grad), axis=1) > lams * (1 + 1e-9)
-    for m in sorted(set(bad) | set(np.nonzero(viol)[0].tolist())):
-        out[m] = _coordinate_descent(Z, yc, float(lams[m]), out[m - 1] if m else np.zeros(p))
-    return out
+        # KKT check of every solution (one product), coordinate descent where it fails
+        viol = _kkt_gap(Z, yc, out, lams) > 1e-9
+        for m in sorted(set(bad) | set(np.nonzero(viol)[0].tolist())):
+            out[m] = _coordinate_descent(Z, yc, float(lams[m]), out[m - 1] if m else np.zeros(p))
+        return out
+
+
+def _kkt_gap(Z, yc, G, lams) -> np.ndarray:
+    """Largest violation of the lasso's KKT conditions by each row of G, relative to lambda:
+    max over the support of |grad_j - lam s_j| and off it of |grad_j| - lam, grad = Z'(y - Zg)/n."""
+    grad = (yc[None, :] - G @ Z.T) @ Z / Z.shape[0]
+    on = G != 0
+    act = np.where(on, np.abs(grad - lams[:, None] * np.sign(G)), 0.0).max(axis=1)
+    off = np.where(on, -np.inf, np.abs(grad) - lams[:, None]).max(axis=1)
+    return np.maximum(act, off) / lams
 
 
 def _coordinate_descent(Z, yc, lam, start):
