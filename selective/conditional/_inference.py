@@ -76,11 +76,11 @@ def pivot_summary(stat: float, sd: float, vlo: float, vup: float, sign: float, *
     (statistic ``stat`` with standard deviation ``sd`` truncated to [vlo, vup]); the interval is
     mirrored back to the estimate's scale when the sign is negative."""
     z, a, b = stat / sd, vlo / sd, vup / sd
-    lsf = float(_truncnorm.log_sf_truncated(z, a, b))
+    lsf = _truncnorm._log_sf_scalar(z, a, b, 0.0)   # scalar formulas: no array overhead
     if alternative == ONE_SIDED:
         pv = math.exp(lsf)
     else:
-        lcdf = float(_truncnorm.log_cdf_truncated(z, a, b))
+        lcdf = _truncnorm._log_cdf_scalar(z, a, b, 0.0)
         pv = min(1.0, 2.0 * math.exp(min(lsf, lcdf)))
     lo, hi = _truncnorm.interval_standardised(z, a, b, alpha, bound)
     lo, hi = lo * sd, hi * sd

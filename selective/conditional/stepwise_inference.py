@@ -279,7 +279,7 @@ def _knot_pvalue(lam_t, nrm, lo, hi, choice: SigmaChoice) -> float:
     if choice.mode == "interval":
         return min(1.0, sup_pvalue(lam_t, nrm, lo, hi, choice.low, choice.high, ONE_SIDED) + choice.delta)
     s_d = choice.sigma * nrm
-    return math.exp(float(_truncnorm.log_sf_truncated(lam_t / s_d, lo / s_d, hi / s_d)))
+    return math.exp(_truncnorm._log_sf_scalar(lam_t / s_d, lo / s_d, hi / s_d, 0.0))
 
 
 def _lar_tests(path, k, choice: SigmaChoice):
