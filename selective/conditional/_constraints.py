@@ -108,5 +108,13 @@ class StepConstraints:
 
 
 def sparse_rows(m: int, p: int, rows, cols, vals) -> sp.csr_matrix:
-    return sp.csr_matrix((np.asarray(vals, float), (np.asarray(rows, int), np.asarray(cols, int))),
-                         shape=(m, p))
+    """CSR matrix with entries ``vals`` at ``(rows, cols)``; built directly (no COO step) when the
+    rows are in order, as the path code makes them."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    vals = np.asarray(vals, dtype=float)
+    if rows.size and np.all(rows[1:] >= rows[:-1]):
+        indptr = np.searchsorted(rows, np.arange(m + 1), side="left")
+        itype = np.int32 if max(p, rows.size) < 2 ** 31 - 1 else np.int64
+        return sp.csr_matrix((vals, cols.astype(itype), indptr.astype(itype)), shape=(m, p))
+    return sp.csr_matrix((vals, (rows, cols)), shape=(m, p))
