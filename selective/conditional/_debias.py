@@ -141,23 +141,42 @@ class _State:
                 theta[c] = value
 
     def sweep(self, bound):
-        """One pass over every coordinate in order. Coordinates whose update changes nothing are
-        skipped in blocks (their would-be values are computed together)."""
-        f = 0
-        p = self.p
-        while f < p:
-            lt = self.g[f:] - self.diag[f:] * self.theta[f:]
-            val = np.where(lt < -bound, (-lt - bound) / self.diag[f:],
-                           np.where(lt > bound, -(lt - bound) / self.diag[f:], 0.0))
-            old = self.theta[f:]
-            moves = (np.abs(old - val) > _CHANGE * (np.abs(val) + np.abs(old))) | (
-                (val != 0) & ~self.in_active[f:])
-            hit = np.flatnonzero(moves)
-            if hit.size == 0:
-                return
-            j = int(hit[0])
-            self._apply(f + j, float(val[j]))
-            f = f + j + 1
+        """One pass over every coordinate in order (the package's full sweep).
+
+        A coordinate outside the ever-active set has value 0 and moves exactly when
+        ``|g_c| > bound``; the runs of such coordinates between two ever-active ones are
+        checked together, and the ever-active coordinates are updated one by one, so each
+        coordinate sees the gradient left by all the updates before it, as in the package.
+        """
+        g, theta, diag = self.g, self.theta, self.diag
+        stops = sorted(self.active) + [self.p]
+        pos = 0
+        for a in stops:
+            while pos < a:
+                seg = g[pos:a]
+                hit = np.flatnonzero((seg < -bound) | (seg > bound))
+                if hit.size == 0:
+                    break
+                c = pos + int(hit[0])
+                lt = float(g[c])
+                value = (-lt - bound) / diag[c] if lt < -bound else -(lt - bound) / diag[c]
+                self._apply(c, float(value))
+                pos = c + 1
+            if a == self.p:
+                break
+            d = float(diag[a])
+            old = float(theta[a])
+            lt = float(g[a]) - d * old
+            if lt < -bound:
+                value = (-lt - bound) / d
+            elif lt > bound:
+                value = -(lt - bound) / d
+            else:
+                value = 0.0
+            if abs(old - value) > _CHANGE * (abs(value) + abs(old)):
+                g += (value - old) * self._col(a)
+                theta[a] = value
+            pos = a + 1
 
     def kkt(self, bound, idx=None) -> bool:
         g = self.g if idx is None else self.g[idx]
