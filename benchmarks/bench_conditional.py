@@ -10,6 +10,11 @@ for the number of timed runs). For each conditional function
 * many means: top-100 of 10,000 means (R: ``manyMeans``);
 * grouped forward stepwise: 5 of 40 groups of 5 columns, n = 500, unknown sigma (R:
   ``groupfs(center=TRUE)`` + ``groupfsInf``),
+* noise level by cross-validated lasso: ``estimate_sigma``, n = 500, p = 100 (R:
+  ``estimateSigma``, glmnet's compiled coordinate descent; the package solves every lasso of
+  the 11 paths exactly),
+* fixed-lambda lasso, ``type="full"`` with p > n (the debiased lasso): n = 100, p = 200 (R:
+  glmnet + ``fixedLassoInf(type = "full")``, its debiasing matrix in C),
 
 it prints the median seconds of the package and, when R, rpy2 and selectiveInference are
 installed, of R on the same data, the runs interleaved (package, R, package, R, ...) so that
@@ -17,12 +22,18 @@ both see the same machine load; R's time is measured inside R (``proc.time``), w
 conversion of the data. The ratio R / package is printed. Without R, stored timings of R from
 an earlier run (2 cores, the sizes above) are shown instead, marked as such.
 
+Both sides run single-threaded: R's BLAS here is the reference BLAS (single-threaded), and the
+package's BLAS is limited to ``--blas-threads`` threads (default 1, through threadpoolctl). A
+multi-threaded OpenBLAS on a small, busy machine spends more time synchronising its threads
+than computing on matrices of these sizes (several times slower on 2 shared cores).
+
 Each function also gets a **bare-numpy lower bound**: the unavoidable linear algebra of the same
 computation written as a few vectorised numpy calls with nothing else (no input checks, no
 results objects, no root finding beyond a fixed number of vectorised bisection steps), so that
 package / numpy says how far the package is from the cost of its arithmetic. The lower bound
 of the lasso covers the inference only (a lasso solver has no closed form), that of grouped
-stepwise its linear algebra only (not the roots of the truncated-F region).
+stepwise its linear algebra only (not the roots of the truncated-F region); the two new rows
+have none (n/a).
 
 No assertions: this is a measurement, not a test.
 """
@@ -38,6 +49,7 @@ import numpy as np
 from scipy import special
 
 from selective.conditional import (
+    estimate_sigma,
     fixed_lasso_inference,
     forward_stepwise,
     fs_inference,
@@ -50,13 +62,15 @@ from selective.conditional import (
 )
 
 FULL = dict(n=2000, p=500, steps=20, means_n=10_000, means_k=100, groups_n=500, groups=40, group_size=5,
-            group_steps=5)
+            group_steps=5, sigma_n=500, sigma_p=100, wide_n=100, wide_p=200)
 QUICK = dict(n=300, p=60, steps=5, means_n=1000, means_k=20, groups_n=100, groups=10, group_size=3,
-             group_steps=3)
+             group_steps=3, sigma_n=100, sigma_p=20, wide_n=40, wide_p=80)
 
-#: Median seconds of R selectiveInference 1.2.5 (R 4.2.2 from Debian 12, glmnet 4.1-6) at the
-#: FULL sizes, measured by this script on a 2-core machine; shown when R is not installed.
-R_REFERENCE_SECONDS = {"lasso": 2.20, "fs": 16.0, "lar": 23.1, "manyMeans": 0.082, "groupfs": 4.25}
+#: Median seconds of R selectiveInference 1.2.5 (R 4.2.2 from Debian 12, glmnet 4.1-6, reference
+#: BLAS) at the FULL sizes, measured by this script on a busy 2-core machine; shown when R is
+#: not installed.
+R_REFERENCE_SECONDS = {"lasso": 2.06, "fs": 20.0, "lar": 19.4, "manyMeans": 0.081, "groupfs": 2.75,
+                       "estimateSigma": 0.128, "lasso_full": 0.198}
 
 
 # ---------------------------------------------------------------- data
@@ -99,6 +113,11 @@ def _package_fs(X, y, steps):
 
 def _package_lar(X, y, steps):
     return lar_inference(least_angle_regression(X, y, maxsteps=steps), sigma=1.0)
+
+
+def _package_lasso_full(X, y, lam):
+    fit = solve_lasso(X, y, lam)
+    return fixed_lasso_inference(X, y, lam, beta=fit.beta, sigma=1.0, type="full")
 
 
 def _package_groupfs(X, y, index, steps):
@@ -248,6 +267,22 @@ list(
     out <- manyMeans(y, k = k, sigma = 1)
     proc.time()[["elapsed"]] - t0
   },
+  estimateSigma = function(x, y) {
+    t0 <- proc.time()[["elapsed"]]
+    set.seed(1)
+    out <- estimateSigma(x, y)
+    proc.time()[["elapsed"]] - t0
+  },
+  lasso_full = function(x, y, lam) {
+    t0 <- proc.time()[["elapsed"]]
+    n <- nrow(x)
+    fit <- glmnet::glmnet(x, y, family = "gaussian", standardize = FALSE, intercept = TRUE,
+                          thresh = 1e-14)
+    b <- as.numeric(coef(fit, x = x, y = y, s = lam / n, exact = TRUE, family = "gaussian",
+                         standardize = FALSE, intercept = TRUE, thresh = 1e-14))
+    out <- suppressWarnings(fixedLassoInf(x, y, b, lam, sigma = 1, type = "full"))
+    proc.time()[["elapsed"]] - t0
+  },
   groupfs = function(x, y, index, steps) {
     t0 <- proc.time()[["elapsed"]]
     out <- groupfsInf(groupfs(x, y, index, maxsteps = steps, verbose = FALSE), verbose = FALSE)
@@ -288,16 +323,29 @@ def _interleaved(package, r_call, numpy_bound, repeats):
         t_pkg.append(_seconds(package))
         if r_call is not None:
             t_r.append(float(r_call()[0]))
-        t_np.append(_seconds(numpy_bound))
+        if numpy_bound is not None:
+            t_np.append(_seconds(numpy_bound))
     med = statistics.median
-    return med(t_pkg), (med(t_r) if t_r else None), med(t_np)
+    return med(t_pkg), (med(t_r) if t_r else None), (med(t_np) if t_np else None)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each (median reported)")
+    parser.add_argument("--blas-threads", type=int, default=1,
+                        help="BLAS threads of the package (default 1, as R's reference BLAS; 0: no limit)")
     args = parser.parse_args(argv)
+    if args.blas_threads > 0:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=args.blas_threads):
+            _run(args)
+    else:
+        _run(args)
+
+
+def _run(args) -> None:
     size = QUICK if args.quick else FULL
     repeats = max(1, args.repeats)
     r_funcs, to_r = _r_session()
@@ -311,6 +359,9 @@ def main(argv=None) -> None:
     lam = 2.0 * np.sqrt(2 * n * np.log(p))
     ym = _means(size["means_n"])
     Xg, yg, index = _groups(size["groups_n"], size["groups"], size["group_size"])
+    Xs, ys = _regression(size["sigma_n"], size["sigma_p"], seed=2029)
+    Xw, yw = _regression(size["wide_n"], size["wide_p"], seed=2030)
+    lam_w = 2.0 * np.sqrt(2 * size["wide_n"] * np.log(size["wide_p"]))
     # warm up: imports and first-call costs are not part of the timing
     _package_lasso(X[:100, :20], y[:100], 20.0)
     _package_fs(X[:100, :20], y[:100], 2)
@@ -321,6 +372,7 @@ def main(argv=None) -> None:
     if to_r:  # the data go to R once, before any timing
         xr, yr, xgr, ygr, ymr, ir = (to_r(v) for v in (X, y, Xg, yg, ym, index.astype(np.int64)))
         lamr, kr, mkr, gkr = (to_r(v) for v in (float(lam), int(k), int(size["means_k"]), int(size["group_steps"])))
+        xsr, ysr, xwr, ywr, lamwr = (to_r(v) for v in (Xs, ys, Xw, yw, float(lam_w)))
     cases = [
         ("lasso", f"fixed-lambda lasso + inference, n={n} p={p} ({len(active)} selected)",
          lambda: _package_lasso(X, y, lam),
@@ -344,18 +396,29 @@ def main(argv=None) -> None:
          (lambda: r_funcs["groupfs"](xgr, ygr, ir, gkr))
          if to_r else None,
          lambda: _numpy_groupfs(Xg, yg, index, size["group_steps"])),
+        ("estimateSigma", f"cross-validated sigma (estimate_sigma), n={Xs.shape[0]} p={Xs.shape[1]}",
+         lambda: estimate_sigma(Xs, ys, seed=1),
+         (lambda: r_funcs["estimateSigma"](xsr, ysr)) if to_r else None,
+         None),
+        ("lasso_full", f"lasso type='full', p > n (debiased), n={Xw.shape[0]} p={Xw.shape[1]}",
+         lambda: _package_lasso_full(Xw, yw, lam_w),
+         (lambda: r_funcs["lasso_full"](xwr, ywr, lamwr)) if to_r else None,
+         None),
     ]
-    print(f"medians of {repeats} interleaved runs; seconds")
+    threads = "no limit" if args.blas_threads <= 0 else args.blas_threads
+    print(f"medians of {repeats} interleaved runs; seconds; package BLAS threads: {threads}")
     print(f"{'function':<72} {'package':>8} {'R':>8} {'R/pkg':>7} {'numpy':>8} {'pkg/np':>7}")
     for key, label, package, r_call, bound in cases:
         t_pkg, t_r, t_np = _interleaved(package, r_call, bound, repeats)
         if t_r is None:
-            stored = None if args.quick else R_REFERENCE_SECONDS[key]
+            stored = None if args.quick else R_REFERENCE_SECONDS.get(key)
             r_text = "n/a" if stored is None else f"{stored:.2f}*"
             ratio = "" if stored is None else f"{stored / t_pkg:.1f}x*"
         else:
             r_text, ratio = f"{t_r:.3f}", f"{t_r / t_pkg:.1f}x"
-        print(f"{label:<72} {t_pkg:>8.3f} {r_text:>8} {ratio:>7} {t_np:>8.4f} {t_pkg / t_np:>6.1f}x")
+        np_text = "n/a" if t_np is None else f"{t_np:.4f}"
+        np_ratio = "" if t_np is None else f"{t_pkg / t_np:.1f}x"
+        print(f"{label:<72} {t_pkg:>8.3f} {r_text:>8} {ratio:>7} {np_text:>8} {np_ratio:>7}")
     if to_r is None:
         print("* stored R timings from an earlier run (2 cores, full sizes), not this machine; "
               "none for --quick")

@@ -24,6 +24,7 @@ from .polyhedral import (
     truncation_limits,
 )
 from .results import GroupInferenceResult, ManyMeansResult, SelectiveInferenceResult
+from .sigma_estimate import SigmaEstimate, estimate_sigma
 from .stepwise import StepwisePath, forward_stepwise, least_angle_regression
 from .stepwise_inference import fs_inference, lar_inference
 
@@ -40,6 +41,8 @@ __all__ = [
     "many_means", "GroupStepwisePath", "group_forward_stepwise", "groupfs_inference",
     # results
     "SelectiveInferenceResult", "ManyMeansResult", "GroupInferenceResult",
+    # noise level by cross-validated lasso (R's estimateSigma)
+    "estimate_sigma", "SigmaEstimate",
     # R bridge
 ]
 

@@ -53,22 +53,28 @@ class StepConstraints:
         return out
 
     def apply(self, v: np.ndarray, max_step: int | None = None, extra: bool = True) -> np.ndarray:
-        """``G v`` for the rows of steps ``<= max_step`` (and extra rows, step < 0)."""
+        """``G v`` for the rows of steps ``<= max_step`` (and extra rows, step < 0).
+
+        ``v`` is one vector (n,) or several side by side (n, m); the result has shape (rows,)
+        or (rows, m). Several vectors cost one product with ``X'`` and one with ``Q'`` in all.
+        """
         xv = self.X.T @ v
+        qv = self.Q.T @ v
         cache: dict[int, np.ndarray] = {}
 
         def rv(t):
             if t not in cache:
-                cache[t] = xv - self.W[:, :t] @ (self.Q[:, :t].T @ v) if t else xv
+                cache[t] = xv - self.W[:, :t] @ qv[:t] if t else xv
             return cache[t]
 
+        tail = v.shape[1:]
         pieces = []
         for parts, u, _ in self._select(max_step, extra):
-            acc = np.zeros(u.shape[0])
+            acc = np.zeros((u.shape[0],) + tail)
             for t, M in parts:
                 acc += M @ rv(t)
             pieces.append(acc)
-        return np.concatenate(pieces) if pieces else np.zeros(0)
+        return np.concatenate(pieces) if pieces else np.zeros((0,) + tail)
 
     def offsets(self, max_step: int | None = None, extra: bool = True) -> np.ndarray:
         us = [u for _, u, _ in self._select(max_step, extra)]
@@ -102,5 +108,13 @@ class StepConstraints:
 
 
 def sparse_rows(m: int, p: int, rows, cols, vals) -> sp.csr_matrix:
-    return sp.csr_matrix((np.asarray(vals, float), (np.asarray(rows, int), np.asarray(cols, int))),
-                         shape=(m, p))
+    """CSR matrix with entries ``vals`` at ``(rows, cols)``; built directly (no COO step) when the
+    rows are in order, as the path code makes them."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    vals = np.asarray(vals, dtype=float)
+    if rows.size and np.all(rows[1:] >= rows[:-1]):
+        indptr = np.searchsorted(rows, np.arange(m + 1), side="left")
+        itype = np.int32 if max(p, rows.size) < 2 ** 31 - 1 else np.int64
+        return sp.csr_matrix((vals, cols.astype(itype), indptr.astype(itype)), shape=(m, p))
+    return sp.csr_matrix((vals, (rows, cols)), shape=(m, p))

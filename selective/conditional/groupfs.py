@@ -56,7 +56,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special, stats
 
 from ._checks import check_int, check_positive_real, design_and_response
 from .results import GroupInferenceResult, _ro
@@ -79,8 +79,14 @@ class GroupStepwisePath:
     y_centred: np.ndarray = field(repr=False)
     intercept: bool = True
     center: str = "columns"       # "columns", "group" (R's groupfs) or "none"
-    # constraints y'M y >= c, stored as (list of (weight, basis)) and c
+    # constraints y'M y >= c: each a tuple (parts, resid, c) with parts a list of
+    # (weight, block) meaning weight * ||U_block' y||^2 (U_block: that block of ``bases``),
+    # and resid None or (weight, t) meaning weight * y'(I - P_t) y, P_t the projection on the
+    # first t entered groups
     constraints: list = field(repr=False, default_factory=list)
+    bases: np.ndarray = field(repr=False, default=None)  # orthonormal bases side by side, each once
+    block_sizes: np.ndarray = field(repr=False, default=None)  # columns of each basis in ``bases``
+    entered: tuple = field(repr=False, default=())    # the block of each entered group, in order
 
     def to_frame(self):
         import pandas as pd
@@ -143,7 +149,7 @@ def group_forward_stepwise(X, y, index, *, maxsteps: int = 10, sigma: float | No
     k = float(check_positive_real("k", k)) if k != 0 else 0.0
     mode = _center_mode(center)
     labels = list(dict.fromkeys(index))
-    cols = {g: [j for j in range(p) if index[j] == g] for g in labels}
+    cols = _columns_of(index, labels)
     Xs = np.array(X, dtype=float, copy=True)
     if mode == "columns":
         Xs -= Xs.mean(0)
@@ -161,18 +167,22 @@ def group_forward_stepwise(X, y, index, *, maxsteps: int = 10, sigma: float | No
     active: list = []
     dfs, rss_list, crit_list = [], [], []
     constraints: list = []
+    blocks: list = []    # every basis once; constraints refer to them by position
+    entered: list = []
     rss = float(yc @ yc)
     steps = min(maxsteps, len(labels))
     for _ in range(steps):
         cand = [g for g in labels if g not in active]
-        bases, scores = {}, {}
-        for g in cand:
-            R = Xs[:, cols[g]] - QA @ (QA.T @ Xs[:, cols[g]])
-            U = _orth(R)
+        found = _residual_bases(Xs, QA, cand, cols)
+        bases, scores, ids = {}, {}, {}
+        for g in cand:  # in label order: the order of the blocks and constraints is fixed
+            U = found[g]
             if U.shape[1] == 0:
                 continue
             bases[g] = U
             scores[g] = float(np.sum((U.T @ yc) ** 2))
+            ids[g] = len(blocks)
+            blocks.append(U)
         if not bases:
             break
         if sigma is not None:
@@ -189,13 +199,14 @@ def group_forward_stepwise(X, y, index, *, maxsteps: int = 10, sigma: float | No
             dg = bases[g].shape[1]
             if sigma is not None:
                 # ||Ub'y||^2 - ||Ug'y||^2 >= sigma^2 k (db - dg)
-                constraints.append(([(1.0, Ub), (-1.0, bases[g])], None, sigma ** 2 * k * (db - dg)))
+                constraints.append(([(1.0, ids[best]), (-1.0, ids[g])], None, sigma ** 2 * k * (db - dg)))
             else:
                 # RSS_A - S_b <= e^{k (dg - db)/n} (RSS_A - S_g), i.e.
                 # c (RSS_A - S_g) - (RSS_A - S_b) >= 0 with RSS_A = y'(I - P_A)y
                 cst = math.exp(k * (dg - db) / n)
-                constraints.append(([(1.0, Ub), (-cst, bases[g])], (cst - 1.0, QA), 0.0))
+                constraints.append(([(1.0, ids[best]), (-cst, ids[g])], (cst - 1.0, len(active)), 0.0))
         active.append(best)
+        entered.append(ids[best])
         QA = np.column_stack([QA, Ub])
         rss -= scores[best]
         dfs.append(db)
@@ -204,7 +215,42 @@ def group_forward_stepwise(X, y, index, *, maxsteps: int = 10, sigma: float | No
     return GroupStepwisePath(action=tuple(active), df=_ro(dfs, int), rss=_ro(rss_list),
                              criterion=_ro(crit_list), sigma=math.nan if sigma is None else sigma,
                              k=k, index=index, x_std=Xs, y_centred=yc, intercept=bool(intercept),
-                             center=mode, constraints=constraints)
+                             center=mode, constraints=constraints,
+                             bases=np.hstack(blocks) if blocks else np.zeros((n, 0)),
+                             block_sizes=_ro([b.shape[1] for b in blocks], int),
+                             entered=tuple(entered))
+
+
+def _columns_of(index, labels) -> dict:
+    """Column positions of each group label (one pass over ``index``)."""
+    cols: dict = {g: [] for g in labels}
+    for j, g in enumerate(index):
+        if g in cols:
+            cols[g].append(j)
+    return cols
+
+
+def _residual_bases(Xs, QA, groups, cols, tol=1e-10) -> dict:
+    """Orthonormal basis of each group's columns residualised on span(QA), as :func:`_orth`.
+
+    The residualisation is one product for all columns; the SVDs are batched over groups of
+    the same size.
+    """
+    R = Xs - QA @ (QA.T @ Xs) if QA.shape[1] else Xs
+    by_size: dict = {}
+    for g in groups:
+        by_size.setdefault(len(cols[g]), []).append(g)
+    out = {}
+    for size, gs in by_size.items():
+        if size == 0:
+            for g in gs:
+                out[g] = np.zeros((Xs.shape[0], 0))
+            continue
+        U, sv, _ = np.linalg.svd(np.stack([R[:, cols[g]] for g in gs]), full_matrices=False)
+        for i, g in enumerate(gs):
+            keep = sv[i] > tol * max(1.0, sv[i][0])
+            out[g] = U[i][:, keep]
+    return out
 
 
 def _center_mode(center) -> str:
@@ -215,53 +261,117 @@ def _center_mode(center) -> str:
     raise ValueError(f'`center` must be True, False, "group" or "columns"; got {center!r}.')
 
 
-def _quad_coeffs(con, vecs):
-    """Bilinear forms v_i' M v_j of the constraint matrix M for the given vectors."""
-    parts, resid, _ = con
-    m = len(vecs)
-    B = np.zeros((m, m))
-    for w, U in parts:
-        P = U.T @ np.column_stack(vecs)
-        B += w * (P.T @ P)
-    if resid is not None:
-        w, QA = resid  # w * y'(I - P_A) y
-        V = np.column_stack(vecs)
-        P = QA.T @ V
-        B += w * (V.T @ V - P.T @ P)
-    return B
+class _Forms:
+    """Bilinear forms ``v_i' M v_j`` of every constraint matrix of a path, for given vectors.
+
+    Every constraint is a signed sum of squared projections on stored bases, plus possibly a
+    multiple of :math:`y^\top(I - P_t)y`. With :math:`P = U^\top V` for all bases stacked
+    (one product), the form of basis b is :math:`P_b^\top P_b` (a sum over its columns), that
+    of :math:`I - P_t` is :math:`V^\top V` minus the forms of the first t entered bases, and
+    each constraint is a fixed linear combination of these, applied as one sparse product.
+    """
+
+    def __init__(self, path: GroupStepwisePath):
+        import scipy.sparse as sp
+
+        self.U = path.bases
+        sizes = np.asarray(path.block_sizes, dtype=int)
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+        self.n_blocks = sizes.size
+        self.entered = np.asarray(path.entered, dtype=int)
+        rows, cols, vals = [], [], []
+        self.resid_w = np.zeros(len(path.constraints))
+        self.resid_t = np.zeros(len(path.constraints), dtype=int)
+        self.offsets = np.zeros(len(path.constraints))
+        for i, (parts, resid, c) in enumerate(path.constraints):
+            for w, b in parts:
+                rows.append(i)
+                cols.append(b)
+                vals.append(w)
+            if resid is not None:
+                self.resid_w[i], self.resid_t[i] = resid
+            self.offsets[i] = c
+        self.W = sp.csr_matrix((vals, (rows, cols)), shape=(len(path.constraints), max(self.n_blocks, 1)))
+
+    def __call__(self, V: np.ndarray) -> np.ndarray:
+        """``B[i] = V' M_i V`` for every constraint i, shape (m, k, k) for V of shape (n, k)."""
+        k = V.shape[1]
+        m = self.W.shape[0]
+        if m == 0:
+            return np.zeros((0, k, k))
+        P = self.U.T @ V
+        outer = P[:, :, None] * P[:, None, :]
+        G = np.add.reduceat(outer, self.starts, axis=0) if self.n_blocks else np.zeros((1, k, k))
+        B = np.asarray(self.W @ G.reshape(G.shape[0], k * k)).reshape(m, k, k)
+        if np.any(self.resid_w != 0):
+            VV = V.T @ V
+            cum = np.concatenate([np.zeros((1, k, k)), np.cumsum(G[self.entered], axis=0)])
+            B += self.resid_w[:, None, None] * (VV[None] - cum[self.resid_t])
+        return B
 
 
-def _intervals_from_mask(grid, ok):
-    """Maximal runs of True in ``ok`` on ``grid`` (endpoints refined by the caller)."""
-    runs = []
-    i = 0
-    while i < ok.size:
-        if ok[i]:
-            j = i
-            while j + 1 < ok.size and ok[j + 1]:
-                j += 1
-            runs.append((i, j))
-            i = j + 1
+def _trig_region(C, lo, hi):
+    r"""{x in [lo, hi] : g_i(x) >= 0 for every row i}, g_i(x) = C_i0 + C_i1 sin x + C_i2 cos x
+    + C_i3 sin^2 x + C_i4 cos^2 x + C_i5 sin x cos x.
+
+    Each :math:`g_i` is a trigonometric polynomial of degree 2: with
+    :math:`z = e^{ix}`, :math:`z^2 g_i(x)` is a polynomial of degree 4 in z, whose roots on the
+    unit circle give the zeros of :math:`g_i` (companion-matrix eigenvalues, all rows at once).
+    The candidate zeros in [lo, hi] are polished by Newton's method on :math:`g_i` itself, and
+    the region is read off between consecutive candidates (every constraint keeps its sign
+    there), so no zero is missed however close two of them are.
+    """
+    m = C.shape[0]
+    if m == 0:
+        return [(lo, hi)]
+    a0 = C[:, 0] + 0.5 * (C[:, 3] + C[:, 4])
+    b, c = C[:, 1], C[:, 2]
+    e2, f2 = 0.5 * (C[:, 4] - C[:, 3]), 0.5 * C[:, 5]   # coefficients of cos 2x and sin 2x
+    # z^2 g = (e2 - i f2)/2 z^4 + (c - i b)/2 z^3 + a0 z^2 + (c + i b)/2 z + (e2 + i f2)/2
+    poly = np.stack([0.5 * (e2 - 1j * f2), 0.5 * (c - 1j * b), a0 + 0j, 0.5 * (c + 1j * b),
+                     0.5 * (e2 + 1j * f2)], axis=1)
+    scale = np.max(np.abs(poly), axis=1)
+    cands = [np.array([lo, hi])]
+    for deg in (4, 3, 2, 1):
+        lead = 4 - deg
+        sel = ((np.abs(poly[:, lead]) > 1e-13 * scale)
+               & np.all(np.abs(poly[:, :lead]) <= 1e-13 * scale[:, None], axis=1))
+        if not sel.any():
+            continue
+        P = poly[sel, lead:] / poly[sel, lead][:, None]
+        comp = np.zeros((P.shape[0], deg, deg), dtype=complex)
+        comp[:, 0, :] = -P[:, 1:]
+        if deg > 1:
+            comp[:, np.arange(1, deg), np.arange(deg - 1)] = 1.0
+        z = np.linalg.eigvals(comp).ravel()
+        rows = np.repeat(np.nonzero(sel)[0], deg)
+        near = np.abs(np.abs(z) - 1.0) < 1e-6
+        x = np.angle(z[near])
+        rows = rows[near]
+        keep = (x >= lo - 1e-6) & (x <= hi + 1e-6)
+        x, rows = x[keep], rows[keep]
+        for _ in range(8):  # Newton polish on the real function
+            sn, cs = np.sin(x), np.cos(x)
+            Cr = C[rows]
+            g = Cr[:, 0] + Cr[:, 1] * sn + Cr[:, 2] * cs + Cr[:, 3] * sn * sn + Cr[:, 4] * cs * cs + Cr[:, 5] * sn * cs
+            dg = (Cr[:, 1] * cs - Cr[:, 2] * sn + 2 * (Cr[:, 3] - Cr[:, 4]) * sn * cs
+                  + Cr[:, 5] * (cs * cs - sn * sn))
+            step = np.where(dg != 0, g / np.where(dg != 0, dg, 1.0), 0.0)
+            x = x - np.clip(step, -1e-3, 1e-3)
+        cands.append(np.clip(x, lo, hi))
+    cuts = np.unique(np.concatenate(cands))
+    mids = 0.5 * (cuts[:-1] + cuts[1:])
+    sn, cs = np.sin(mids)[None, :], np.cos(mids)[None, :]
+    vals = (C[:, [0]] + C[:, [1]] * sn + C[:, [2]] * cs + C[:, [3]] * sn * sn + C[:, [4]] * cs * cs
+            + C[:, [5]] * sn * cs)
+    ok = np.all(vals >= 0, axis=0)
+    out: list = []
+    for j in np.nonzero(ok)[0]:
+        a, bb = float(cuts[j]), float(cuts[j + 1])
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], bb)
         else:
-            i += 1
-    return runs
-
-
-def _region(g, lo, hi, n_grid=4001):
-    """{x in [lo, hi] : g(x) >= 0 for every constraint}, g vectorised returning (m, len(x))."""
-    xs = np.linspace(lo, hi, n_grid)
-    vals = g(xs)
-    ok_all = np.all(vals >= 0, axis=0)
-    out = []
-    for i, j in _intervals_from_mask(xs, ok_all):
-        a, b = xs[i], xs[j]
-        if i > 0:
-            a = optimize.brentq(lambda x: np.min(g(np.array([x]))[:, 0]), xs[i - 1], xs[i],
-                                xtol=1e-14)
-        if j < xs.size - 1:
-            b = optimize.brentq(lambda x: np.min(g(np.array([x]))[:, 0]), xs[j], xs[j + 1],
-                                xtol=1e-14)
-        out.append((a, b))
+            out.append((a, bb))
     return out
 
 
@@ -284,10 +394,11 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
     -----
     Loftus and Taylor (2015), Theorems 3.1 (TC) and 3.2 (TF); the region is computed from the
     quadratic constraints of the path along the one-parameter family described in the module
-    docstring (exact quadratic roots for TC; bracketed roots of trigonometric polynomials for
-    TF). Tail probabilities are logarithms of upper tails (``scipy.stats.chi2.logsf`` /
-    ``f.logsf``, and continued fractions / series where those underflow) so that small
-    p-values keep their relative accuracy.
+    docstring (exact quadratic roots for TC; for TF the zeros of trigonometric polynomials of
+    degree 2, from the eigenvalues of companion matrices, polished by Newton's method). Tail
+    probabilities are logarithms of upper tails (``scipy.stats.chi2.logsf`` / ``f.logsf``, and
+    continued fractions / series where those underflow) so that small p-values keep their
+    relative accuracy.
     """
     if not isinstance(path, GroupStepwisePath):
         raise TypeError(f"`path` must be a GroupStepwisePath; got {path.__class__.__name__}.")
@@ -295,7 +406,7 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
     Xs, y = path.x_std, path.y_centred
     n = y.size
     labels = path.action
-    cols = {g: [j for j in range(len(path.index)) if path.index[j] == g] for g in labels}
+    cols = _columns_of(path.index, labels)
     allcols = [j for g in labels for j in cols[g]]
     QF = _orth(Xs[:, allcols])
     rank = QF.shape[1]
@@ -303,6 +414,7 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
     # subspace of dimension n - rank - intercept); otherwise selectiveInference's
     # n - rank - intercept - 1 (module notes)
     df2 = n - rank - (1 if path.intercept else 0) - (0 if path.center == "columns" else 1)
+    forms = _Forms(path)
     stat = np.empty(len(labels))
     pv = np.empty(len(labels))
     dfs = np.empty(len(labels), int)
@@ -320,13 +432,10 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
         if sigma is not None:
             T = a_norm / sigma
             z = y - ph
-            coefs = []
-            for con in path.constraints:
-                B = _quad_coeffs(con, [u, z])
-                c = con[2]
-                # (z + s t u)'M(z + s t u) - c = s^2 t^2 B_uu + 2 s t B_uz + B_zz - c
-                coefs.append((sigma ** 2 * B[0, 0], 2 * sigma * B[0, 1], B[1, 1] - c))
-            coefs = np.array(coefs) if coefs else np.zeros((0, 3))
+            B = forms(np.column_stack([u, z]))
+            # (z + s t u)'M(z + s t u) - c = s^2 t^2 B_uu + 2 s t B_uz + B_zz - c
+            coefs = np.column_stack([sigma ** 2 * B[:, 0, 0], 2 * sigma * B[:, 0, 1],
+                                     B[:, 1, 1] - forms.offsets])
             region = _quadratic_region(coefs) if coefs.size else [(0.0, math.inf)]
             stat[i] = T
             pv[i] = _truncated_pvalue(T, region, lambda x, d=d: _chi2_logsf(x * x, d))
@@ -337,20 +446,11 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
             v = resid / b_norm
             w0 = w - resid  # projection on the other groups (+ nothing else)
             r = math.hypot(a_norm, b_norm)
-            coefs = []
-            for con in path.constraints:
-                B = _quad_coeffs(con, [w0, u, v])
-                # y(th) = w0 + r sin(th) u + r cos(th) v
-                coefs.append((B[0, 0], 2 * r * B[0, 1], 2 * r * B[0, 2], r * r * B[1, 1],
-                              r * r * B[2, 2], 2 * r * r * B[1, 2]))
-            coefs = np.array(coefs) if coefs else np.zeros((0, 6))
-
-            def g(th, C=coefs):
-                s, c = np.sin(th)[None, :], np.cos(th)[None, :]
-                return (C[:, [0]] + C[:, [1]] * s + C[:, [2]] * c + C[:, [3]] * s * s
-                        + C[:, [4]] * c * c + C[:, [5]] * s * c)
-
-            region_th = _region(g, 0.0, math.pi / 2) if coefs.size else [(0.0, math.pi / 2)]
+            B = forms(np.column_stack([w0, u, v]))
+            # y(th) = w0 + r sin(th) u + r cos(th) v (the TF constraints have c = 0)
+            coefs = np.column_stack([B[:, 0, 0], 2 * r * B[:, 0, 1], 2 * r * B[:, 0, 2], r * r * B[:, 1, 1],
+                                     r * r * B[:, 2, 2], 2 * r * r * B[:, 1, 2]])
+            region_th = _trig_region(coefs, 0.0, math.pi / 2)
 
             def to_f(th, d=d):
                 if th >= math.pi / 2 - 1e-15:
@@ -376,30 +476,34 @@ def _quadratic_region(coefs) -> list:
 
     The real roots split [0, inf) into pieces on which no constraint changes sign; a piece is
     kept when every constraint holds at an inner point. The region may be bounded above.
+    Roots by the stable quadratic formula (all rows at once).
     """
-    cuts = {0.0}
-    for qa, qb, qc in coefs:
-        scale = max(abs(qa), abs(qb), abs(qc))
-        if scale == 0:
-            continue
-        if abs(qa) <= 1e-15 * scale:
-            if qb != 0:
-                cuts.add(-qc / qb)
-            continue
+    qa, qb, qc = coefs[:, 0], coefs[:, 1], coefs[:, 2]
+    scale = np.max(np.abs(coefs), axis=1) if coefs.size else np.zeros(0)
+    linear = (scale > 0) & (np.abs(qa) <= 1e-15 * scale)
+    quad = (scale > 0) & ~linear
+    cuts = [np.zeros(1)]
+    lin = linear & (qb != 0)
+    cuts.append(-qc[lin] / qb[lin])
+    with np.errstate(invalid="ignore", divide="ignore"):
         disc = qb * qb - 4 * qa * qc
-        if disc < 0:
-            continue
-        q = -0.5 * (qb + math.copysign(math.sqrt(disc), qb))  # stable quadratic formula
-        cuts.update((q / qa, qc / q) if q != 0 else (0.0,))
-    ends = sorted(t for t in cuts if t >= 0 and math.isfinite(t)) + [math.inf]
+        real = quad & (disc >= 0)
+        q = -0.5 * (qb[real] + np.copysign(np.sqrt(disc[real]), qb[real]))
+        nz = q != 0
+        cuts.append((q / qa[real])[nz])
+        cuts.append((qc[real] / q)[nz])
+    ends = np.unique(np.concatenate(cuts))
+    ends = np.append(ends[(ends >= 0) & np.isfinite(ends)], math.inf)
+    lo, hi = ends[:-1], ends[1:]
+    t = np.where(np.isinf(hi), lo + np.maximum(1.0, lo), 0.5 * (lo + hi))
+    ok = np.all(qa[:, None] * t * t + qb[:, None] * t + qc[:, None] >= 0, axis=0)
     out: list = []
-    for lo, hi in zip(ends[:-1], ends[1:], strict=True):
-        t = lo + max(1.0, lo) if math.isinf(hi) else 0.5 * (lo + hi)
-        if np.all(coefs[:, 0] * t * t + coefs[:, 1] * t + coefs[:, 2] >= 0):
-            if out and out[-1][1] == lo:
-                out[-1] = (out[-1][0], hi)
-            else:
-                out.append((lo, hi))
+    for j in np.nonzero(ok)[0]:
+        a, b = float(lo[j]), float(hi[j])
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
     return out
 
 

@@ -59,9 +59,28 @@ class LassoFit:
 SOLVER_TOL = 1e-12
 
 
+LAMBDA_SCALES = ("selectiveInference", "glmnet")
+
+
+def lambda_on_si_scale(lam, n: int, lambda_scale: str) -> float:
+    r"""``lam`` converted to the scale of R selectiveInference (:math:`\frac12\|r\|^2 + \lambda\|b\|_1`).
+
+    glmnet's objective is :math:`\frac1{2n}\|r\|^2 + s\|b\|_1` (binomial: :math:`-\ell/n +
+    s\|b\|_1`), the same problem with :math:`\lambda = n s`.
+    """
+    lambda_scale = check_choice("lambda_scale", lambda_scale, LAMBDA_SCALES)
+    lam = check_positive_real("lam", lam)
+    return lam * n if lambda_scale == "glmnet" else lam
+
+
 def solve_lasso(X, y, lam: float, *, intercept: bool = True, family: str = "gaussian",
-                tol: float = SOLVER_TOL, max_iter: int = 1_000_000) -> LassoFit:
+                tol: float = SOLVER_TOL, max_iter: int = 1_000_000,
+                lambda_scale: str = "selectiveInference") -> LassoFit:
     r"""Lasso solution at a fixed ``lam`` on the scale of :math:`\frac12\|y-b_0-Xb\|^2+\lambda\|b\|_1`.
+
+    With ``lambda_scale="glmnet"``, ``lam`` is on glmnet's scale instead,
+    :math:`\frac1{2n}\|y-b_0-Xb\|^2+\lambda\|b\|_1` (glmnet's ``s``; the same problem at
+    ``n * lam``), for the gaussian and the binomial family alike.
 
     Gaussian: scikit-learn's coordinate descent ``Lasso(alpha=lam/n, tol=tol)`` (glmnet's
     ``s = lambda/n``) on centred data, then polished by solving the KKT equations of the
@@ -78,18 +97,21 @@ def solve_lasso(X, y, lam: float, *, intercept: bool = True, family: str = "gaus
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     n, p = X.shape
-    lam = check_positive_real("lam", lam)
+    lam = lambda_on_si_scale(lam, n, lambda_scale)
     if family == "gaussian":
         from sklearn.linear_model import Lasso
 
         xm = X.mean(0) if intercept else np.zeros(p)
         ym = y.mean() if intercept else 0.0
-        Xc, yc = X - xm, y - ym
+        # one Fortran-ordered centred copy, which the coordinate descent uses as it is
+        Xc = np.array(X, dtype=float, order="F", copy=True)
+        Xc -= xm
+        yc = np.ascontiguousarray(y - ym, dtype=float)
         model = Lasso(alpha=lam / n, fit_intercept=False, tol=tol, max_iter=max_iter,
-                      selection="cyclic")
+                      selection="cyclic", copy_X=False, precompute=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model.fit(Xc, yc)
+            model.fit(Xc, yc, check_input=False)
         beta = np.asarray(model.coef_, dtype=float).copy()
         beta = _polish_gaussian(Xc, yc, beta, lam)
         g = Xc.T @ (yc - Xc @ beta) / lam
@@ -184,7 +206,8 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
                           alternative: str = ONE_SIDED, tol_beta: float = 1e-5,
                           tol_kkt: float = 0.1, gridrange=(-100.0, 100.0), columns=None,
                           response: str | None = None, sigma_method: str = "auto",
-                          sigma_delta: float | None = None) -> SelectiveInferenceResult:
+                          sigma_delta: float | None = None,
+                          lambda_scale: str = "selectiveInference") -> SelectiveInferenceResult:
     r"""Selective p-values and intervals for the lasso at fixed ``lam`` (Lee et al. 2016).
 
     Parameters
@@ -196,7 +219,14 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
         Response (0/1 for ``family="binomial"``).
     lam : float
         Penalty on the scale :math:`\frac12\|y - b_0 - Xb\|^2 + \lambda\|b\|_1` (binomial:
-        :math:`-\ell + \lambda\|b\|_1`); glmnet's ``s`` is ``lam / n``.
+        :math:`-\ell + \lambda\|b\|_1`), R selectiveInference's; glmnet's ``s`` is
+        ``lam / n``. See ``lambda_scale``.
+    lambda_scale : {"selectiveInference", "glmnet"}
+        The scale of ``lam``: ``"selectiveInference"`` (default, above) or ``"glmnet"``, on
+        which the objective is :math:`\frac1{2n}\|y - b_0 - Xb\|^2 + \lambda\|b\|_1`
+        (binomial: :math:`-\ell/n + \lambda\|b\|_1`), i.e. the ``s`` of glmnet's
+        ``coef(fit, s = ...)``; it is converted to ``n * lam``. The result's ``lam`` is always
+        on the selectiveInference scale (``extra["lambda_glmnet"]`` holds ``lam / n``).
     beta : array_like, optional
         A lasso solution at ``lam`` (length p; binomial: length p + 1 with the intercept
         first, or length p with ``intercept=False``). Default: solved with :func:`solve_lasso`.
@@ -208,7 +238,12 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
         Fit an unpenalised intercept (gaussian: centre X and y).
     type : {"partial", "full"}
         Target: coefficients of y regressed on the selected columns (Lee et al. eq. 5.2) or
-        of the full regression on all columns (p <= n; uses the inactive constraints too).
+        of the full regression on all columns (uses the inactive constraints too). When
+        p > n the full regression is not identified and, as R's ``fixedLassoInf``, the target
+        of variable j is the mean of its debiased lasso estimate
+        :math:`\hat\beta^d_j = M_j y - \nu_j` (Javanmard and Montanari 2014; see Notes):
+        ``estimate`` is :math:`\hat\beta^d_j`, ``extra["debiasing_offset"]`` holds
+        :math:`\nu` and ``contrasts`` the rows :math:`M_j`.
     alpha : float
         Intervals have coverage 1 - alpha.
     alternative : {"one-sided", "two-sided"}
@@ -243,17 +278,28 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
     :math:`-\mathrm{diag}(s)(X_E^\top X_E)^{-1}X_E^\top y \le -\lambda\,\mathrm{diag}(s)
     (X_E^\top X_E)^{-1}s` plus, for ``"full"``, the inactive KKT rows), Lemma 5.1 and
     Theorem 5.2. For the partial target the inactive rows are orthogonal to the contrast and
-    do not move the limits, so they are omitted. Binomial: Taylor and Tibshirani (2018),
+    do not move the limits, so they are omitted. ``type="full"`` with p > n: the contrast
+    :math:`M_j` of the debiased lasso depends on y only through the selected set and signs,
+    so :math:`M_j y - \nu_j` is a linear statistic with exact truncated-normal law on the
+    same polyhedron; the p-value tests that its mean is 0 (when the true coefficients vanish
+    off the selected set it is exactly :math:`\beta_j - \nu_j`, otherwise approximately
+    :math:`\beta_j` under the sparsity conditions of the debiased lasso). R selectiveInference
+    1.2.5 uses the same :math:`M` and :math:`\nu` but centres its standardised statistic
+    :math:`s_j M_j y/\|M_j\|` at :math:`\nu_j` instead of :math:`s_j\nu_j/\|M_j\|`, and
+    shifts its interval by :math:`\|M_j\|\nu_j` instead of :math:`\nu_j`; its p-values and
+    intervals differ from these accordingly (its :math:`M` and limits agree). Binomial: Taylor and Tibshirani (2018),
     Section 3, one-step estimator :math:`\bar\beta_E = \hat\beta_E + \lambda I_E^{-1}(0, s)`.
 
     References
     ----------
     .. [1] J. D. Lee, D. L. Sun, Y. Sun, J. E. Taylor, Ann. Statist. 44(3), 907-927, 2016.
     .. [2] J. Taylor, R. Tibshirani, Canad. J. Statist. 46(1), 41-61, 2018.
+    .. [3] A. Javanmard, A. Montanari, "Confidence intervals and hypothesis testing for
+       high-dimensional regression", J. Mach. Learn. Res. 15, 2869-2909, 2014.
     """
     X, y, names = design_and_response(X, y, columns, response)
     n, p = X.shape
-    lam = check_positive_real("lam", lam)
+    lam = lambda_on_si_scale(lam, n, lambda_scale)
     family = check_choice("family", family, ("gaussian", "binomial"))
     type = check_choice("type", type, ("partial", "full"))
     alpha = check_alpha(alpha)
@@ -277,9 +323,6 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
         return _binomial(X, y, names, lam, beta, intercept, alpha, alternative, tol_beta,
                          gridrange)
     sigma = check_positive_real("sigma", sigma, allow_none=True)
-    if type == "full" and p > n:
-        raise NotImplementedError(
-            f"`type`='full' needs p <= n (got n={n}, p={p}); use type='partial'.")
     xm = X.mean(0) if intercept else np.zeros(p)
     Xc = X - xm
     yc = y - (y.mean() if intercept else 0.0)
@@ -309,10 +352,14 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
                          "the lasso solution is not unique.")
     A = -s[:, None] * XEp
     b = -lam * s * ((XEp @ np.linalg.pinv(XE.T)) @ s)
+    offsets = None
     if type == "partial":
         vmat = XEp
     else:
-        vmat = np.linalg.pinv(Xc)[E]
+        if p <= n:
+            vmat = np.linalg.pinv(Xc)[E]
+        else:  # the debiased lasso (Javanmard & Montanari 2014), as R's fixedLassoInf
+            vmat, offsets = _debiased_contrasts(Xc, E, s, lam, intercept)
         inactive = np.setdiff1d(np.arange(p), E)
         if inactive.size:
             Xi = Xc[:, inactive]
@@ -321,17 +368,65 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
             A = np.vstack([A, resid_proj, -resid_proj])
             b = np.concatenate([b, lam * (1 - shift), lam * (1 + shift)])
     out = infer_contrasts(A, b, yc, vmat, s, sigma=choice, alpha=alpha, alternative=alternative,
-                          gridrange=gridrange)
+                          gridrange=gridrange, offsets=offsets)
     naive = _naive_pvalues(out["estimate"], out["sd"], s, alternative)
+    extra = {"solver": solver, "beta": _ro(beta), "lambda_glmnet": lam / n}
+    method = f"Lee, Sun, Sun & Taylor (2016) Thm 4.3 + 5.2, family=gaussian, type={type}"
+    if offsets is not None:
+        extra["debiasing_offset"] = _ro(offsets)
+        method += " (p > n: debiased lasso, Javanmard & Montanari 2014)"
     return SelectiveInferenceResult(
         procedure="fixed-lambda lasso", type=type, variables=tuple(names[j] for j in E),
         index=_ro(E, int), sign=_ro(s, int), estimate=_ro(out["estimate"]), sd=_ro(out["sd"]),
         vlo=_ro(out["vlo"]), vup=_ro(out["vup"]), pvalue=_ro(out["pvalue"]), ci=_ro(out["ci"]),
         tailarea=_ro(out["tailarea"]), alpha=alpha, sigma=float(choice.sigma), alternative=alternative,
         pvalue_naive=_ro(naive), lam=lam, sigma_rule=choice.rule, **sigma_fields, contrasts=_ro(vmat),
-        constraints_A=_ro(A), constraints_b=_ro(b),
-        extra={"solver": solver, "beta": _ro(beta)},
-        method=f"Lee, Sun, Sun & Taylor (2016) Thm 4.3 + 5.2, family=gaussian, type={type}")
+        constraints_A=_ro(A), constraints_b=_ro(b), extra=extra, method=method)
+
+
+def _debiased_contrasts(Xc, E, s, lam, intercept):
+    r"""Contrasts and offsets of the debiased lasso for ``type="full"`` when p > n.
+
+    The debiased lasso (Javanmard and Montanari 2014, eq. (5)) is
+    :math:`\hat\beta^d = \hat\beta + \Theta X^\top(y - X\hat\beta)/n` with :math:`\Theta` an
+    approximate inverse of :math:`\hat\Sigma = X^\top X / n` (:func:`._debias.debiasing_matrix`;
+    with an intercept, X has a column of ones first). On the selected set S (the intercept
+    included), the KKT equations give :math:`\hat\beta_S = \hat\Sigma_S^{-1}(X_S^\top y -
+    \lambda (0, s))/n`, so :math:`\hat\beta^d_S = M y - \nu` with
+
+    .. math:: M = \{\Theta_S X^\top + (I - \Theta_S\hat\Sigma)_{\cdot S}\hat\Sigma_S^{-1}X_S^\top\}/n,
+       \qquad \nu = (I - \Theta_S\hat\Sigma)_{\cdot S}\hat\Sigma_S^{-1}(0, s)\,\lambda/n,
+
+    the construction of R selectiveInference's ``fixedLassoInf(type = "full")`` for p > n
+    (which uses the sign of the fitted intercept where the intercept's subgradient, 0, belongs:
+    the two agree, because the debiasing rows of the centred columns have a zero intercept
+    entry). M depends on y only through the selected set and signs, so each
+    :math:`M_j y` is a linear statistic of y and the polyhedral lemma applies (Lee et al.
+    2016, Theorem 5.2). Returns ``(M, nu)`` without the intercept's row.
+    """
+    from ._debias import debiasing_matrix
+
+    n, p = Xc.shape
+    if intercept:
+        Xint = np.column_stack([np.ones(n), Xc])
+        S = np.concatenate([[0], E + 1])
+        subgrad = np.concatenate([[0.0], s])
+    else:
+        Xint, S, subgrad = Xc, E, s
+    k = S.size
+    notS = np.setdiff1d(np.arange(Xint.shape[1]), S)
+    XS = Xint[:, S]
+    Xo = Xint[:, np.concatenate([S, notS])]
+    sig_inv = np.linalg.inv(XS.T @ XS / n)
+    theta = debiasing_matrix(Xo, range(k))
+    resid = -((theta @ Xo.T) @ Xo) / n             # I - Theta Sigma-hat, restricted to rows S
+    resid[:, :k] += np.eye(k)
+    B = resid[:, :k] @ sig_inv
+    M = (theta @ Xo.T + B @ XS.T) / n
+    nu = (B @ subgrad) * lam / n
+    if intercept:
+        M, nu = M[1:], nu[1:]
+    return M, nu
 
 
 def _sigma_fields(choice) -> dict:
@@ -424,6 +519,6 @@ def _binomial(X, y, names, lam, beta, intercept, alpha, alternative, tol_beta, g
         sigma_rule="not used (binomial: variance from the Fisher information at beta)",
         sigma_mode="asymptotic",
         contrasts=_ro(contrasts), constraints_A=_ro(A), constraints_b=_ro(b),
-        extra={"solver": solver, "beta": _ro(full), "lasso_sign": _ro(s, int),
+        extra={"solver": solver, "beta": _ro(full), "lasso_sign": _ro(s, int), "lambda_glmnet": lam / n,
                "zscore": _ro(out["estimate"] / out["sd"]), "one_step": _ro(bbar)},
         method="Taylor & Tibshirani (2018) one-step estimator, family=binomial")

@@ -234,11 +234,14 @@ def _inference(path, sigma, alpha, k, type, mult, ntimes, alternative, gridrange
     m = len(contrasts)
     est, sd, vlo, vup, pv = (np.empty(m) for _ in range(5))
     ci, tails = np.empty((m, 2)), np.empty((m, 2))
+    etas = np.array(signs, dtype=float)[:, None] * np.array(contrasts)
+    sss = np.einsum("ij,ij->i", etas, etas)
+    GC = cons.apply((etas / sss[:, None]).T, max_step=k, extra=True)  # every contrast at once
     for i in range(m):
-        eta = signs[i] * contrasts[i]
-        ss = float(eta @ eta)
+        eta = etas[i]
+        ss = float(sss[i])
         stat = float(eta @ yc)
-        Gc = cons.apply(eta / ss, max_step=k, extra=True)
+        Gc = GC[:, i]
         msk = row_masks[i]
         lo_, hi_ = _limits_from(Gy_all[msk], Gc[msk], u_all[msk], stat)
         est[i], sd[i], vlo[i], vup[i] = signs[i] * stat, choice.sigma * math.sqrt(ss), lo_, hi_
@@ -276,7 +279,7 @@ def _knot_pvalue(lam_t, nrm, lo, hi, choice: SigmaChoice) -> float:
     if choice.mode == "interval":
         return min(1.0, sup_pvalue(lam_t, nrm, lo, hi, choice.low, choice.high, ONE_SIDED) + choice.delta)
     s_d = choice.sigma * nrm
-    return math.exp(float(_truncnorm.log_sf_truncated(lam_t / s_d, lo / s_d, hi / s_d)))
+    return math.exp(_truncnorm._log_sf_scalar(lam_t / s_d, lo / s_d, hi / s_d, 0.0))
 
 
 def _lar_tests(path, k, choice: SigmaChoice):
@@ -287,17 +290,18 @@ def _lar_tests(path, k, choice: SigmaChoice):
     steps_of_rows = np.concatenate([np.full(b[1].shape[0], b[2]) for b in cons._select(k, False)])
     lam = np.concatenate([path.lam, [path.next_lam]])
     sp_, ms, cv, sds = (np.empty(k) for _ in range(4))
+    C = np.column_stack([_knot_vector(path, t) for t in range(k)])   # lambda_t = c_t' y
+    nrms = np.linalg.norm(C, axis=0)
+    GC = cons.apply(C / nrms ** 2, max_step=k, extra=False)
     for t in range(k):
-        c_vec = _knot_vector(path, t)   # lambda_t = c_t' y
-        nrm = float(np.linalg.norm(c_vec))
+        nrm = float(nrms[t])
         sds[t] = choice.sigma * nrm
         lam_t, lam_next = lam[t], lam[t + 1]
         lam_prev = lam[t - 1] if t > 0 else math.inf
         sp_[t] = _knot_pvalue(lam_t, nrm, lam_next, lam_prev, choice)
         # both limits from the event of the first t + 1 (1-based) steps
         msk = steps_of_rows <= t + 1
-        Gc = cons.apply(c_vec / nrm ** 2, max_step=k, extra=False)
-        lo, hi = _limits_from(Gy[msk], Gc[msk], u[msk], lam_t)
+        lo, hi = _limits_from(Gy[msk], GC[msk, t], u[msk], lam_t)
         ms[t] = _knot_pvalue(lam_t, nrm, lo, hi, choice)
         # covariance test; with the sigma interval its supremum is at the largest sigma
         s_top = choice.high if choice.mode == "interval" else choice.sigma

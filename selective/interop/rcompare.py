@@ -34,7 +34,7 @@ from . import rbridge
 __all__ = ["RUnavailableError", "why_r_unavailable", "r_available", "compare_with_r"]
 
 R_PACKAGES = ("selectiveInference", "glmnet")
-FUNCTIONS = ("fixedLassoInf", "fsInf", "larInf", "manyMeans", "groupfsInf")
+FUNCTIONS = ("fixedLassoInf", "fsInf", "larInf", "manyMeans", "groupfsInf", "estimateSigma")
 
 #: Raised when R, rpy2, selectiveInference or glmnet is missing (the bridge's error type).
 RUnavailableError = rbridge.RNotAvailableError
@@ -88,23 +88,51 @@ def _vec(v) -> np.ndarray:
 # arguments it cannot see from here: the data and every argument of the fit are passed again.
 _R_CODE = r"""
 function(fun, x, y, beta, lambda, sigma, alpha, type, k, maxsteps, family, intercept, bh_q,
-         index, penalty) {
+         index, penalty, seed, standardize) {
   suppressPackageStartupMessages(library(selectiveInference))
   n <- nrow(x)
   if (fun == "fixedLassoInf") {
+    # type = "full" with p > n (the debiased lasso) wants the intercept in beta
+    wide <- family == "gaussian" && type == "full" && ncol(x) > n
     if (is.null(beta)) {
       fit <- glmnet::glmnet(x, y, family = family, standardize = FALSE, intercept = intercept,
                             thresh = 1e-14)
       beta <- as.numeric(coef(fit, x = x, y = y, s = lambda / n, exact = TRUE, family = family,
                               standardize = FALSE, intercept = intercept, thresh = 1e-14))
-      if (family == "gaussian") beta <- beta[-1]
+      if (family == "gaussian" && !(wide && intercept)) beta <- beta[-1]
     }
-    out <- fixedLassoInf(x, y, beta, lambda, family = family, intercept = intercept,
+    null_value <- NULL
+    if (wide) {
+      # the offsets of the debiased estimates are a local variable of fixedLassoInf: read
+      # them at its exit
+      ns <- asNamespace("selectiveInference")
+      suppressMessages(trace("fixedLassoInf", where = ns, print = FALSE,
+                             exit = quote(assign(".selective_null_value", null_value,
+                                                 envir = globalenv()))))
+      on.exit(suppressMessages(untrace("fixedLassoInf", where = ns)))
+    }
+    out <- selectiveInference::fixedLassoInf(x, y, beta, lambda, family = family, intercept = intercept,
                          sigma = sigma, alpha = alpha, type = type)
+    if (wide) {
+      null_value <- get(".selective_null_value", envir = globalenv())
+      rm(".selective_null_value", envir = globalenv())
+    }
     sgn <- if (family == "gaussian") out$sign else sign(out$coef0)
     return(list(vars = out$vars, sign = sgn, pv = out$pv, ci = out$ci, vlo = out$vlo,
                 vup = out$vup, sd = out$sd, coef0 = out$coef0, sigma = out$sigma,
-                beta = beta))
+                beta = beta, null_value = null_value, vmat = out$vmat))
+  }
+  if (fun == "estimateSigma") {
+    # estimateSigma draws its folds after checkargs.xy's rnorm(n) (checkcols): the same draws
+    # from the same seed give its fold ids
+    set.seed(seed)
+    invisible(rnorm(n))
+    foldid <- sample(rep(seq(10), length = n))
+    set.seed(seed)
+    out <- estimateSigma(x, y, intercept = intercept, standardize = standardize)
+    cv <- glmnet::cv.glmnet(x, y, intercept = intercept, standardize = standardize, foldid = foldid)
+    return(list(sigma = out$sigmahat, df = out$df, foldid = foldid, lambda_min = cv$lambda.min,
+                lambda = cv$lambda, cvm = cv$cvm))
   }
   if (fun == "manyMeans") {
     out <- manyMeans(y, alpha = alpha, bh.q = bh_q, k = k, sigma = sigma)
@@ -135,15 +163,17 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
                    sigma: float | None = None, alpha: float = 0.1, type: str | None = None,
                    k: int | None = None, maxsteps: int = 2000, family: str = "gaussian",
                    intercept: bool = True, bh_q: float | None = None, beta=None, index=None,
-                   penalty: float = 2.0, columns=None) -> pd.DataFrame:
+                   penalty: float = 2.0, seed: int = 1, standardize: bool = True,
+                   columns=None) -> pd.DataFrame:
     """Run one analysis with ``selective.conditional`` and with R selectiveInference.
 
     Parameters
     ----------
-    function : {"fixedLassoInf", "fsInf", "larInf", "manyMeans", "groupfsInf"}
+    function : {"fixedLassoInf", "fsInf", "larInf", "manyMeans", "groupfsInf", "estimateSigma"}
         The R function to mirror (with :func:`fixed_lasso_inference`, :func:`fs_inference`,
-        :func:`lar_inference`, :func:`many_means` or :func:`groupfs_inference` after
-        :func:`group_forward_stepwise` with ``center=True``, the package's centring).
+        :func:`lar_inference`, :func:`many_means`, :func:`groupfs_inference` after
+        :func:`group_forward_stepwise` with ``center=True``, the package's centring, or
+        :func:`estimate_sigma`).
     X, y : array_like or DataFrame (+ response name)
         Data; for ``"manyMeans"`` pass the observations as ``X`` (1-d) and leave ``y`` None.
     lam, sigma, alpha, type, k, maxsteps, family, intercept, bh_q
@@ -161,6 +191,19 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
         ``"groupfsInf"`` only: the group label of each column.
     penalty : float
         ``"groupfsInf"`` only: the penalty per degree of freedom (R's ``k`` of ``groupfs``).
+    seed, standardize
+        ``"estimateSigma"`` only: R's ``set.seed`` before ``estimateSigma`` (its folds are
+        random; the same fold ids, drawn from R's generator as ``estimateSigma`` draws them,
+        are given to :func:`estimate_sigma`), and glmnet's ``standardize``.
+
+    Notes
+    -----
+    ``"fixedLassoInf"`` with ``type="full"`` and p > n (the debiased lasso): R reports
+    :math:`M_j y` and its limits, the package the debiased estimate :math:`M_j y - \\nu_j` and
+    its limits; R's columns are shifted by R's own offset :math:`\\nu` (read from inside
+    ``fixedLassoInf``, and given as ``offset``) so that both sides describe the same
+    estimate. R's p-values and intervals there use a mis-scaled null value (see
+    :func:`fixed_lasso_inference`), so they differ from the package's.
 
     Returns
     -------
@@ -169,7 +212,8 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
         the group label), with columns ``<quantity>_python``, ``<quantity>_r`` and
         ``<quantity>_absdiff`` for ``sign``, ``estimate``, ``sd``, ``vlo``, ``vup``,
         ``pvalue``, ``ci_low``, ``ci_high``, ``threshold`` (manyMeans), ``statistic`` and
-        ``df`` (groupfsInf), NaN where a quantity does not exist. ``frame.attrs["python"]`` is
+        ``df`` (groupfsInf), ``offset`` (fixedLassoInf, full, p > n), ``sigma``, ``df`` and
+        ``lambda_min`` (estimateSigma, one row), NaN where a quantity does not exist. ``frame.attrs["python"]`` is
         the package's result object and ``frame.attrs["r"]`` R's output as a dict of Python
         values (with ``support``, ``df2``, ``sigma``, glmnet's ``beta``, ...).
 
@@ -191,6 +235,10 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
         many_means,
     )
 
+    r_beta = beta
+    if function == "estimateSigma":
+        return _compare_estimate_sigma(X, y, columns=columns, intercept=intercept, standardize=standardize,
+                                       seed=seed)
     if function == "manyMeans":
         yv = np.asarray(X, dtype=float).ravel()
         kk = None if bh_q is not None else k
@@ -218,6 +266,12 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
         if function == "fixedLassoInf":
             if lam is None:
                 raise ValueError("`lam` is required for function='fixedLassoInf'; got None.")
+            r_beta = beta
+            wide = family == "gaussian" and type == "full" and Xm.shape[1] > Xm.shape[0]
+            if wide and intercept and beta is not None:
+                # R wants the intercept first here; the package's is that of the centred fit
+                bv = np.asarray(beta, dtype=float)
+                r_beta = np.concatenate([[yv.mean() - Xm.mean(0) @ bv], bv])
             if family == "binomial" and not intercept:
                 raise ValueError("R's fixedLassoInf fits the binomial lasso with an intercept only: "
                                  "`intercept` must be True for family='binomial'; got False.")
@@ -235,13 +289,16 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
                            "estimate": f["estimate"], "sd": f["sd"], "vlo": f["vlo"], "vup": f["vup"],
                            "pvalue": f["pvalue"], "ci_low": f["ci_low"],
                            "ci_high": f["ci_high"]}).reset_index(drop=True)
+        if "debiasing_offset" in ours.extra:
+            py["offset"] = np.asarray(ours.extra["debiasing_offset"])
     ro = _session()
     fun = ro.r(_R_CODE)
     r_type = type or ("partial" if function == "fixedLassoInf" else "active")
     r_index = ro.NULL if index is None else ro.IntVector(index)
     res = fun(function, _r_matrix(ro, Xm), ro.FloatVector(np.asarray(yv, float)),
-              _r_num(ro, beta), _r_num(ro, lam), _r_num(ro, sigma), alpha, r_type, _r_num(ro, k),
-              maxsteps, family, intercept, _r_num(ro, bh_q), r_index, penalty)
+              _r_num(ro, r_beta), _r_num(ro, lam),
+              _r_num(ro, sigma), alpha, r_type, _r_num(ro, k),
+              maxsteps, family, intercept, _r_num(ro, bh_q), r_index, penalty, seed, standardize)
     raw = rbridge.to_python(res)
     r = pd.DataFrame({"variable": _vec(raw["vars"]).astype(int), "pvalue": _vec(raw["pv"])})
     if function == "groupfsInf":
@@ -256,6 +313,12 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
         ci = np.asarray(raw["ci"], dtype=float).reshape(-1, 2) if raw.get("ci") is not None else None
         if ci is not None:
             r["ci_low"], r["ci_high"] = ci[:, 0], ci[:, 1]
+        if raw.get("null_value") is not None:  # R's debiased lasso: M y and its limits, shifted
+            nu = _vec(raw["null_value"])
+            r["offset"] = nu
+            r["estimate"] = r["estimate"] - nu
+            r["vlo"] = r["vlo"] - r["sign"] * nu
+            r["vup"] = r["vup"] - r["sign"] * nu
     out = _side_by_side(py, r)
     out.attrs["python"] = ours
     out.attrs["r"] = raw
@@ -263,7 +326,30 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
 
 
 _QUANTITIES = ("sign", "estimate", "sd", "vlo", "vup", "pvalue", "ci_low", "ci_high", "threshold",
-               "statistic", "df")
+               "statistic", "df", "offset", "sigma", "lambda_min")
+
+
+def _compare_estimate_sigma(X, y, *, columns, intercept, standardize, seed) -> pd.DataFrame:
+    """R's ``estimateSigma`` after ``set.seed(seed)`` and :func:`estimate_sigma` on R's folds."""
+    from ..conditional.sigma_estimate import estimate_sigma
+
+    Xm, yv, _ = design_and_response(X, y, columns)
+    ro = _session()
+    fun = ro.r(_R_CODE)
+    res = fun("estimateSigma", _r_matrix(ro, Xm), ro.FloatVector(np.asarray(yv, float)), ro.NULL,
+              ro.NULL, ro.NULL, 0.1, "partial", ro.NULL, 1, "gaussian", bool(intercept), ro.NULL,
+              ro.NULL, 2.0, int(seed), bool(standardize))
+    raw = rbridge.to_python(res)
+    foldid = _vec(raw["foldid"]).astype(int)
+    ours = estimate_sigma(Xm, yv, intercept=intercept, standardize=standardize, foldid=foldid)
+    py = pd.DataFrame({"variable": [0], "sigma": [ours.sigma], "df": [float(ours.df)],
+                       "lambda_min": [ours.lambda_min]})
+    r = pd.DataFrame({"variable": [0], "sigma": _vec(raw["sigma"]), "df": _vec(raw["df"]),
+                      "lambda_min": _vec(raw["lambda_min"])})
+    out = _side_by_side(py, r)
+    out.attrs["python"] = ours
+    out.attrs["r"] = raw
+    return out
 
 
 def _side_by_side(py: pd.DataFrame, r: pd.DataFrame) -> pd.DataFrame:

@@ -75,7 +75,7 @@ def _assert_linear(name, mine, ref, sd_scale):
 def _assert_pv(name, mine, ref, stable=None, fragile=None):
     mine = np.asarray(mine, dtype=float)
     ref = _f(ref)
-    for i, (m, r) in enumerate(zip(mine, ref)):
+    for i, (m, r) in enumerate(zip(mine, ref, strict=True)):
         ok_r = abs(m - r) <= PV_RTOL * abs(r) if r > 0 else False
         if fragile is not None and fragile[i]:
             s = float(stable[i])
@@ -148,7 +148,7 @@ def test_case_groupfs_statistics(case_and_result):
     else:
         _assert_linear("sigma", [out["sigma"]], [ref["sigma"]], 0.0)
     _assert_linear(key, out[key], ref[key], 0.0)
-    for mine, r in zip(out["support"], ref["support"]):
+    for mine, r in zip(out["support"], ref["support"], strict=True):
         _assert_linear("support", mine, r, 0.0)
 
 
