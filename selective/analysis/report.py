@@ -21,7 +21,6 @@ Column sets (the ``columns`` argument of the renderings):
 from __future__ import annotations
 
 import html
-import math
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -29,6 +28,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from .formatting import (
+    _NUMERIC_CELL,
+    _SIZES_PT,
+    _latex_cell,
+    _latex_header,
+    _width_em,
+    format_number,
+    format_pvalue,
+    latex_escape,
+    markdown_table,
+    text_table,
+)
 
 __all__ = [
     "CorrectedTable",
@@ -100,244 +112,6 @@ LATEX_PACKAGES = (
 
 FIT_CHOICES = (None, "resize", "landscape")
 LABEL_CHOICES = ("auto", "wrap", "legend")
-_SIZES_PT = {"tiny": 5, "scriptsize": 7, "footnotesize": 8, "small": 9, "normalsize": 10, "large": 12}
-
-
-def format_pvalue(p: float, *, digits: int = 2, floor: float = 1e-4) -> str:
-    """Format a p-value for a paper.
-
-    Parameters
-    ----------
-    p : float
-        The p-value; NaN (a route that does not apply) prints as "n/a".
-    digits : int
-        Significant digits.
-    floor : float
-        Values below it print as "< 1e-04" (for the default floor).
-
-    Returns
-    -------
-    str
-    """
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "n/a"
-    p = float(p)
-    if p < floor:
-        return f"< {floor:.0e}"
-    if p >= 0.9995:
-        return "1"
-    return f"{p:.{digits}g}" if p >= 0.001 else f"{p:.{digits - 1}e}"
-
-
-def format_number(x: Any, digits: int = 3) -> str:
-    """Format a number for a table: integers as integers, others with ``digits`` significant digits.
-
-    Parameters
-    ----------
-    x : float, int, str or None
-        Strings pass through; None gives an empty cell and NaN "n/a".
-    digits : int
-        Significant digits of non-integers; scientific notation below 1e-3 and from 1e5 on.
-
-    Returns
-    -------
-    str
-    """
-    if x is None:
-        return ""
-    if isinstance(x, str):
-        return x
-    x = float(x)
-    if math.isnan(x):
-        return "n/a"
-    if math.isinf(x):
-        return "-inf" if x < 0 else "inf"
-    if x.is_integer() and abs(x) < 1e15:
-        return str(int(x))
-    if abs(x) >= 1e5 or abs(x) < 1e-3:
-        return f"{x:.{digits - 1}e}"
-    text = f"{x:.{digits}g}"
-    if "e" in text:  # e.g. 3250.3 at 3 digits: print the integer part rather than 3.25e+03
-        text = f"{x:.0f}"
-    return text
-
-
-# --- Markdown -------------------------------------------------------------------------------------------------
-
-_NUMERIC_CELL = re.compile(r"^(?:< ?)?[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?$|^-?inf$|^n/a$|^$|^\[.*\]$")
-
-
-def _md_cell(value: Any) -> str:
-    """A Markdown table cell: pipes escaped (``\\|``, GitHub-flavoured Markdown), no line breaks."""
-    text = "" if value is None else str(value)
-    text = re.sub(r"\s*\n\s*", " ", text)
-    return text.replace("|", r"\|")
-
-
-def _aligned(frame: pd.DataFrame, index: bool, cell) -> tuple[list[str], list[list[str]], list[int], list[bool]]:
-    """Header, body, column widths and right-alignment flags of ``frame``'s cells as ``cell`` renders them."""
-    columns = [str(c) for c in frame.columns]
-    body = [[cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
-    if index:
-        columns = [str(frame.index.name or "")] + columns
-        body = [[cell(i)] + row for i, row in zip(frame.index, body, strict=True)]
-    header = [cell(c) for c in columns]
-    right = [j > 0 or not index for j in range(len(header))]
-    for j in range(len(header)):
-        cells = [r[j] for r in body]
-        right[j] = right[j] and bool(cells) and all(_NUMERIC_CELL.match(c.strip()) for c in cells)
-    widths = [max([len(header[j]), 3] + [len(r[j]) for r in body]) for j in range(len(header))]
-    return header, body, widths, right
-
-
-def markdown_table(frame: pd.DataFrame, *, index: bool = True) -> str:
-    """A GitHub-flavoured Markdown table of ``frame``, every cell shown as its ``str``.
-
-    Pipes in labels and cells are escaped (``\\|``), so a cell never splits. Columns whose cells
-    all look numeric (including "< 1e-04" and "n/a") are right-aligned, the others left-aligned.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Cells are rendered with ``str`` (format numbers first).
-    index : bool
-        Include the index as the first column (headed by the index name).
-
-    Returns
-    -------
-    str
-    """
-    header, body, widths, right = _aligned(frame, index, _md_cell)
-
-    def line(cells: list[str]) -> str:
-        padded = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True)]
-        return "| " + " | ".join(padded) + " |"
-
-    rule = "|" + "|".join((("-" * (w + 1) + ":") if r else (":" + "-" * (w + 1)))
-                          for w, r in zip(widths, right, strict=True)) + "|"
-    return "\n".join([line(header), rule] + [line(r) for r in body])
-
-
-def text_table(frame: pd.DataFrame, *, index: bool = True) -> str:
-    """A plain-text table of ``frame`` (aligned columns, a rule under the header), for consoles.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Cells are rendered with ``str``.
-    index : bool
-        Include the index as the first column.
-
-    Returns
-    -------
-    str
-    """
-    header, body, widths, right = _aligned(frame, index, lambda v: re.sub(r"\s*\n\s*", " ", str(v)))
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right, strict=True))
-
-    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r).rstrip() for r in body])
-
-
-# --- LaTeX ----------------------------------------------------------------------------------------------------
-
-_LATEX_SPECIAL = {
-    "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}",
-    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
-}
-_LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIAL))
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|[-+]?inf")
-
-
-def latex_escape(text: Any) -> str:
-    """Escape text for LaTeX (outside math): every special character, in one pass.
-
-    ``\\`` becomes ``\\textbackslash{}`` (not ``\\textbackslash\\{\\}``), and ``<``, ``>``, ``|``
-    their text commands, which print correctly in the default (OT1) font encoding too.
-
-    Parameters
-    ----------
-    text : str
-        Text to escape (other objects are converted with ``str``).
-
-    Returns
-    -------
-    str
-    """
-    return _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group(0)], str(text))
-
-
-def _latex_number(token: str) -> str:
-    """One formatted number in math mode: a true minus sign, ``a\\times10^{b}`` for ``aeb``."""
-    sign = "-" if token.startswith("-") else ""
-    token = token.lstrip("+-")
-    if token == "inf":
-        return sign + r"\infty"
-    if "e" in token:
-        mantissa, exponent = token.split("e")
-        power = f"10^{{{int(exponent)}}}"
-        return sign + (power if float(mantissa) == 1 else mantissa + r"\times" + power)
-    return sign + token
-
-
-def _latex_cell(text: str) -> str:
-    """A formatted cell as LaTeX: numbers, "< 1e-04" and intervals in math mode, the rest escaped."""
-    text = str(text)
-    stripped = text.strip()
-    if stripped in ("", "n/a"):
-        return stripped
-    if _NUMERIC_CELL.match(stripped) and (stripped[:1] != "[" or _NUMBER.search(stripped)):
-        body = _NUMBER.sub(lambda m: _latex_number(m.group(0)), stripped)
-        body = body.replace("< ", "<")
-        return f"${body}$"
-    return latex_escape(text)
-
-
-def _latex_header(text: str, align: str) -> str:
-    """A column header as LaTeX: escaped, "p" and "N" in math italics, a parenthesis on a second
-    line (a one-column ``tabular`` aligned like its column), so that headers are no wider than
-    their cells."""
-    out = latex_escape(text)
-    if out.startswith("p ("):
-        out = "$p$" + out[1:]
-    if out == "N":
-        return "$N$"
-    first, sep, rest = out.partition(" (")
-    if not sep and " " in out:
-        first, _, rest = out.partition(" ")
-        sep = " "
-    if not sep:
-        return out
-    second = "(" + rest if sep == " (" else rest
-    return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}{first}\\{second}\end{{tabular}}"
-
-
-def _width_em(latex: str) -> float:
-    """A rough width, in em, of a cell or header as typeset (Computer Modern, text or math)."""
-    lines = re.split(r"\\\\", re.sub(r"\\(begin|end)\{tabular\}(\[b\]\{@\{\}[lrc]@\{\}\})?", "", latex))
-    widest = 0.0
-    for line in lines:
-        text = re.sub(r"\^\{([^}]*)\}", lambda m: "\x00" * len(m.group(1)), line)  # superscripts
-        text = text.replace(r"\times", "\x01").replace(r"\infty", "\x01").replace("$", "")
-        text = re.sub(r"\\text[a-z]+\{\}|\\[#$%&_{}]", "x", text)
-        em = 0.0
-        for ch in text:
-            if ch == "\x00":
-                em += 0.36
-            elif ch in "\x01-<>+=":
-                em += 1.05  # binary operator or relation with its spaces
-            elif ch in ".,:;![]()|' ":
-                em += 0.3
-            elif ch.isupper() or ch in "mwMW":
-                em += 0.75
-            else:
-                em += 0.5
-        widest = max(widest, em)
-    return widest
-
-
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
     if value not in allowed:
         raise ValueError(f"`{name}` must be one of {allowed!r}; got {value!r}.")
@@ -718,110 +492,13 @@ class CorrectedTable(RenderMixin):
         return "\n".join(lines)
 
     def plot(self, ax=None, *, xmin: float | None = None):
-        """Naive vs best corrected p-value per hypothesis on a log scale, with the alpha line.
+        """Naive vs best corrected p-value per hypothesis (:func:`~selective.analysis.figures.plot_pvalues`)."""
+        from .figures import plot_pvalues
 
-        The axis starts at ``xmin`` (default: the smallest p-value shown, but never below
-        ``alpha * 1e-4``), so that the region around alpha stays readable; p-values below it
-        are drawn at the left edge as left-pointing triangles (naive above, corrected below the
-        row's line).
-
-        Parameters
-        ----------
-        ax : matplotlib Axes, optional
-            Where to draw (default: a new figure).
-        xmin : float, optional
-            Left end of the p-value axis, in (0, alpha).
-
-        Returns
-        -------
-        matplotlib Axes
-
-        Notes
-        -----
-        Needs matplotlib (``pip install 'selective[plot]'``).
-        """
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("plotting needs matplotlib: pip install 'selective[plot]'") from exc
-        if xmin is not None and not (0 < xmin < self.alpha):
-            raise ValueError(f"`xmin` must be in (0, alpha = {self.alpha:g}); got {xmin!r}.")
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6.5, 1.0 + 0.45 * max(1, len(self.frame))))
-        y = np.arange(len(self.frame))
-        naive = self.frame["pvalue_naive"].to_numpy(dtype=float)
-        best = self.frame["pvalue_best"].to_numpy(dtype=float)
-        shown = np.concatenate([naive, best])
-        shown = shown[np.isfinite(shown) & (shown > 0)]
-        if xmin is None:
-            smallest = shown.min() if shown.size else self.alpha / 10
-            xmin = min(max(smallest / 2, self.alpha * 1e-4), self.alpha / 10)
-        below = []
-        for yi, a, b in zip(y, naive, best, strict=True):
-            if np.isfinite(a) and np.isfinite(b):
-                ax.plot([max(a, xmin), max(b, xmin)], [yi, yi], color="0.7", zorder=1)
-        for values, marker, name, color, shift in ((naive, "o", "naive", "C0", -0.12),
-                                                   (best, "s", "best corrected", "C1", 0.12)):
-            ok = np.isfinite(values)
-            inside = ok & (values >= xmin)
-            ax.scatter(values[inside], y[inside], label=name, marker=marker, color=color, zorder=2, clip_on=False)
-            out = ok & (values < xmin)
-            if out.any():
-                below.append(ax.scatter(np.full(out.sum(), xmin), y[out] + shift, marker="<", color=color, s=60,
-                                        zorder=3, clip_on=False))
-        ax.axvline(self.alpha, color="C3", linestyle="--", label=f"alpha = {self.alpha:g}")
-        if below:
-            ax.scatter([], [], marker="<", color="0.3", label=f"p < {xmin:.0e} (at the edge)")
-        ax.set_xscale("log")
-        ax.set_xlim(xmin, 1.0)
-        ax.set_yticks(y, [str(i) for i in self.frame.index])
-        ax.set_xlabel("p-value")
-        ax.set_ylim(len(self.frame) - 0.5, -0.5)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, fontsize="small", frameon=False)
-        return ax
+        return plot_pvalues(self, ax=ax, xmin=xmin)
 
     def plot_ledger(self, ax=None):
-        """Cumulative max-information and mutual information (bits) after each selection step.
+        """Cumulative information after each step (:func:`~selective.analysis.figures.plot_ledger`)."""
+        from .figures import plot_ledger
 
-        Both series start at 0 bits before the first look and have a marker per step, so a
-        single step is a visible segment.
-
-        Parameters
-        ----------
-        ax : matplotlib Axes, optional
-            Where to draw (default: a new figure).
-
-        Returns
-        -------
-        matplotlib Axes
-        """
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError as exc:  # pragma: no cover
-            raise ImportError("plotting needs matplotlib: pip install 'selective[plot]'") from exc
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6.5, 3.2))
-        rows = self.ledger_rows
-        x = np.arange(len(rows) + 1)
-        ticks = ["before selection"] + [textwrap.fill(str(r.get("label") or f"step {r.get('step')}"), 28)
-                                        for r in rows]
-        top = 0.0
-        for key, name, marker in (("cumulative_maxinfo_bits", "max-information", "o"),
-                                  ("cumulative_mutual_info_bits", "mutual information", "s")):
-            values = np.array([0.0] + [float(r[key]) if r.get(key) is not None else math.nan for r in rows])
-            if len(rows) and not np.isnan(values[1:]).all():
-                ax.plot(x, values, marker=marker, label=f"{name} (bits)")
-                last = values[np.isfinite(values)][-1]
-                ax.annotate(f"{last:.3g}", (x[np.isfinite(values)][-1], last), textcoords="offset points",
-                            xytext=(6, 0), va="center", fontsize="small")
-                top = max(top, float(np.nanmax(values)))
-        if not rows:
-            ax.text(0.5, 0.5, "no selection step recorded", transform=ax.transAxes, ha="center", va="center")
-        ax.set_xticks(x, ticks, fontsize="small")
-        ax.set_xlim(-0.3, len(rows) + 0.6)
-        ax.set_ylim(0, max(1.0, top * 1.15))
-        ax.set_ylabel("bits")
-        ax.set_title("Information used by the selection (cumulative)", fontsize="medium")
-        if len(rows):
-            ax.legend(fontsize="small", loc="upper left")
-        return ax
+        return plot_ledger(self, ax=ax)

@@ -1,0 +1,125 @@
+"""The figures of a corrected table: naive vs corrected p-values, and the ledger's information.
+
+Both take a :class:`~selective.analysis.report.CorrectedTable` (``table.plot()`` and
+``table.plot_ledger()`` call them) and need matplotlib (``pip install 'selective[plot]'``).
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import numpy as np
+
+__all__ = ["plot_pvalues", "plot_ledger"]
+
+
+def plot_pvalues(table, ax=None, *, xmin: float | None = None):
+    """Naive vs best corrected p-value per hypothesis on a log scale, with the alpha line.
+
+    The axis starts at ``xmin`` (default: the smallest p-value shown, but never below
+    ``alpha * 1e-4``), so that the region around alpha stays readable; p-values below it
+    are drawn at the left edge as left-pointing triangles (naive above, corrected below the
+    row's line).
+
+    Parameters
+    ----------
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure).
+    xmin : float, optional
+        Left end of the p-value axis, in (0, alpha).
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Notes
+    -----
+    Needs matplotlib (``pip install 'selective[plot]'``).
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("plotting needs matplotlib: pip install 'selective[plot]'") from exc
+    if xmin is not None and not (0 < xmin < table.alpha):
+        raise ValueError(f"`xmin` must be in (0, alpha = {table.alpha:g}); got {xmin!r}.")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 1.0 + 0.45 * max(1, len(table.frame))))
+    y = np.arange(len(table.frame))
+    naive = table.frame["pvalue_naive"].to_numpy(dtype=float)
+    best = table.frame["pvalue_best"].to_numpy(dtype=float)
+    shown = np.concatenate([naive, best])
+    shown = shown[np.isfinite(shown) & (shown > 0)]
+    if xmin is None:
+        smallest = shown.min() if shown.size else table.alpha / 10
+        xmin = min(max(smallest / 2, table.alpha * 1e-4), table.alpha / 10)
+    below = []
+    for yi, a, b in zip(y, naive, best, strict=True):
+        if np.isfinite(a) and np.isfinite(b):
+            ax.plot([max(a, xmin), max(b, xmin)], [yi, yi], color="0.7", zorder=1)
+    for values, marker, name, color, shift in ((naive, "o", "naive", "C0", -0.12),
+                                               (best, "s", "best corrected", "C1", 0.12)):
+        ok = np.isfinite(values)
+        inside = ok & (values >= xmin)
+        ax.scatter(values[inside], y[inside], label=name, marker=marker, color=color, zorder=2, clip_on=False)
+        out = ok & (values < xmin)
+        if out.any():
+            below.append(ax.scatter(np.full(out.sum(), xmin), y[out] + shift, marker="<", color=color, s=60,
+                                    zorder=3, clip_on=False))
+    ax.axvline(table.alpha, color="C3", linestyle="--", label=f"alpha = {table.alpha:g}")
+    if below:
+        ax.scatter([], [], marker="<", color="0.3", label=f"p < {xmin:.0e} (at the edge)")
+    ax.set_xscale("log")
+    ax.set_xlim(xmin, 1.0)
+    ax.set_yticks(y, [str(i) for i in table.frame.index])
+    ax.set_xlabel("p-value")
+    ax.set_ylim(len(table.frame) - 0.5, -0.5)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, fontsize="small", frameon=False)
+    return ax
+
+
+def plot_ledger(table, ax=None):
+    """Cumulative max-information and mutual information (bits) after each selection step.
+
+    Both series start at 0 bits before the first look and have a marker per step, so a
+    single step is a visible segment.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover
+        raise ImportError("plotting needs matplotlib: pip install 'selective[plot]'") from exc
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.2))
+    rows = table.ledger_rows
+    x = np.arange(len(rows) + 1)
+    ticks = ["before selection"] + [textwrap.fill(str(r.get("label") or f"step {r.get('step')}"), 28)
+                                    for r in rows]
+    top = 0.0
+    for key, name, marker in (("cumulative_maxinfo_bits", "max-information", "o"),
+                              ("cumulative_mutual_info_bits", "mutual information", "s")):
+        values = np.array([0.0] + [float(r[key]) if r.get(key) is not None else math.nan for r in rows])
+        if len(rows) and not np.isnan(values[1:]).all():
+            ax.plot(x, values, marker=marker, label=f"{name} (bits)")
+            last = values[np.isfinite(values)][-1]
+            ax.annotate(f"{last:.3g}", (x[np.isfinite(values)][-1], last), textcoords="offset points",
+                        xytext=(6, 0), va="center", fontsize="small")
+            top = max(top, float(np.nanmax(values)))
+    if not rows:
+        ax.text(0.5, 0.5, "no selection step recorded", transform=ax.transAxes, ha="center", va="center")
+    ax.set_xticks(x, ticks, fontsize="small")
+    ax.set_xlim(-0.3, len(rows) + 0.6)
+    ax.set_ylim(0, max(1.0, top * 1.15))
+    ax.set_ylabel("bits")
+    ax.set_title("Information used by the selection (cumulative)", fontsize="medium")
+    if len(rows):
+        ax.legend(fontsize="small", loc="upper left")
+    return ax
