@@ -29,8 +29,8 @@ from selective.hypotheses import (
     confidence_interval,
 )
 
-COLUMNS = ["estimate", "ci_low", "ci_high", "statistic", "df", "df_denom", "pvalue_naive", "alternative",
-           "confidence_level", "n_obs", "method"]
+COLUMNS = ["estimate", "ci_low", "ci_high", "statistic", "df", "df_denom", "pvalue_naive", "pvalue_method",
+           "trusted_level", "alternative", "confidence_level", "n_obs", "method"]
 
 ALL_SPECS = [
     OneSampleTTest(column="y"),
@@ -79,7 +79,7 @@ class TestTestResult:
             assert frame.index.name == "hypothesis" and list(frame.index) == [spec.hypothesis]
         table = pd.concat(frames)
         assert table.index.is_unique
-        assert table[["estimate", "ci_low", "ci_high", "df", "df_denom"]].dtypes.eq(float).all()
+        assert table[["estimate", "ci_low", "ci_high", "df", "df_denom", "trusted_level"]].dtypes.eq(float).all()
 
     def test_result_is_frozen_and_not_collected(self, dataset):
         res = OneSampleTTest(column="y").run(dataset)
