@@ -240,8 +240,8 @@ class ChiSquareIndependenceTest(TestSpec):
 
     Asymptotic. ``trusted_level``: for a 2x2 table the exact conditional rule of
     :class:`TwoSampleProportionTest`; for larger tables a Monte Carlo certificate from
-    tables drawn with the observed margins (fixed seed per margins; certifies down to about
-    1e-4 at best). Below it, ``run_at_level`` gives Fisher's exact test for 2x2 tables, and
+    tables drawn with the observed margins (fixed seed per margins; it cannot certify below
+    about 0.025). Below it, ``run_at_level`` gives Fisher's exact test for 2x2 tables, and
     otherwise the chi-square statistic against Monte Carlo tables with the observed margins
     (exact under independence given the margins).
     """
