@@ -8,8 +8,10 @@ exactly 1.0 once :math:`\\gamma < 1.1 \\times 10^{-16}`). Pass such levels as ``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,9 +19,14 @@ import scipy.stats
 
 from .._validation import check_in_interval
 
-__all__ = ["TestResult", "IntervalRule"]
+__all__ = ["TestResult", "IntervalRule", "PVALUE_METHODS"]
 
 _NAN = float("nan")
+
+#: How a p-value is obtained, from the strongest guarantee to the weakest (see :class:`TestResult`).
+PVALUE_METHODS = ("exact", "exact_under_model", "permutation", "asymptotic")
+
+INTERVAL_KINDS = ("t", "normal", "wilson", "fisher_z", "clopper_pearson", "none")
 
 #: Columns of :meth:`TestResult.to_frame`, the same for every test.
 FRAME_COLUMNS = (
@@ -30,6 +37,8 @@ FRAME_COLUMNS = (
     "df",
     "df_denom",
     "pvalue_naive",
+    "pvalue_method",
+    "trusted_level",
     "alternative",
     "confidence_level",
     "n_obs",
@@ -48,26 +57,36 @@ class IntervalRule:
     - ``"wilson"``: ``params = (count, nobs)``, the Wilson score interval for a proportion;
     - ``"fisher_z"``: ``params = (r, n, variance_factor)``,
       ``tanh(atanh(r) +- z * sqrt(variance_factor / (n - 3)))``;
+    - ``"clopper_pearson"``: ``params = (count, nobs)``, the exact interval of Clopper and
+      Pearson (1934), dual to the exact binomial test (beta quantiles);
     - ``"none"``: no interval (a joint or omnibus test); both ends are NaN.
 
     One-sided alternatives give one-sided intervals (the ones dual to the test), whose open
     end is the matching entry of ``bounds``. Both ends are clipped to ``bounds``.
+
+    ``min_alpha`` is the smallest miscoverage at which the interval is trusted: below it
+    :meth:`interval` returns ``(nan, nan)`` instead of a number. It is 0 for the intervals of
+    :meth:`TestSpec.run <selective.hypotheses.TestSpec.run>` (whose results carry their
+    ``trusted_level``); results of ``run_at_level`` whose p-value comes from an exact or
+    permutation test, but whose interval is still the ordinary asymptotic one, set it to the
+    ordinary result's ``trusted_level``.
     """
 
     kind: str
     params: tuple[float, ...] = ()
     alternative: str = "two-sided"
     bounds: tuple[float, float] = (-math.inf, math.inf)
+    min_alpha: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.kind not in ("t", "normal", "wilson", "fisher_z", "none"):
-            raise ValueError(
-                f"`kind` must be one of 't', 'normal', 'wilson', 'fisher_z', 'none'; got {self.kind!r}."
-            )
+        if self.kind not in INTERVAL_KINDS:
+            allowed = ", ".join(repr(k) for k in INTERVAL_KINDS)
+            raise ValueError(f"`kind` must be one of {allowed}; got {self.kind!r}.")
+        check_in_interval("min_alpha", self.min_alpha, low=0.0, high=1.0)
 
     def interval(self, alpha: float) -> tuple[float, float]:
         """The interval of miscoverage ``alpha`` (confidence level ``1 - alpha``)."""
-        if self.kind == "none":
+        if self.kind == "none" or alpha < self.min_alpha:
             return (_NAN, _NAN)
         tail = alpha / 2.0 if self.alternative == "two-sided" else alpha
         if self.kind == "t":
@@ -80,6 +99,8 @@ class IntervalRule:
             low, high = estimate - crit * se, estimate + crit * se
         elif self.kind == "wilson":
             low, high = _wilson(*self.params, crit=float(scipy.stats.norm.isf(tail)))
+        elif self.kind == "clopper_pearson":
+            low, high = _clopper_pearson(*self.params, tail=tail)
         else:  # fisher_z
             r, n, factor = self.params
             crit = float(scipy.stats.norm.isf(tail))
@@ -91,6 +112,16 @@ class IntervalRule:
         elif self.alternative == "less":
             low = lo_bound
         return (float(min(max(low, lo_bound), hi_bound)), float(max(min(high, hi_bound), lo_bound)))
+
+
+def _clopper_pearson(count: float, nobs: float, *, tail: float) -> tuple[float, float]:
+    """Clopper-Pearson (1934) interval: lower end the ``tail`` quantile of Beta(k, n - k + 1),
+    upper end the upper ``tail`` quantile of Beta(k + 1, n - k) (both by direct quantiles, so
+    accurate for tiny ``tail``)."""
+    k, n = count, nobs
+    low = 0.0 if k <= 0 else float(scipy.stats.beta.ppf(tail, k, n - k + 1))
+    high = 1.0 if k >= n else float(scipy.stats.beta.isf(tail, k + 1, n - k))
+    return (low, high)
 
 
 def _wilson(count: float, nobs: float, *, crit: float) -> tuple[float, float]:
@@ -146,6 +177,33 @@ class TestResult:
         Number of observations (rows) the test used.
     method : str
         The statsmodels / scipy call and options that produced the numbers.
+    pvalue_method : str
+        How ``pvalue_naive`` is obtained, one of :data:`PVALUE_METHODS`:
+
+        - ``"exact"``: :math:`P(p \\le u) \\le u` at every level :math:`u` for every distribution
+          of the null hypothesis (independent rows): the exact binomial test, Fisher's exact
+          test (conditionally on the margins, hence also unconditionally), Spearman's exact
+          null distribution by complete enumeration.
+        - ``"exact_under_model"``: exact at every level when the parametric model the spec
+          names holds (normal samples for the t-tests, normal errors for OLS and its F test,
+          bivariate normality or one normal variable for Pearson's test); outside that model
+          it is an approximation this package does not bound. The model is an assumption of
+          the analysis, to be stated with the result.
+        - ``"permutation"``: a permutation (randomisation) p-value, complete,
+          :math:`\\#\\{T_\\pi \\ge T\\}/N`, or Monte Carlo, :math:`(1 + \\#\\{T^* \\ge T\\})/(1 + B)`;
+          valid at every level when the permuted units are exchangeable under the null
+          hypothesis (each spec's ``run_at_level`` names the exchangeability it rests on).
+        - ``"asymptotic"``: the reference distribution comes from a limit theorem (central
+          limit theorem, Wilks); accurate in the bulk, not in the far tail.
+    trusted_level : float
+        The smallest level :math:`u_0` such that, for every level :math:`u \\ge u_0`, the
+        rejection rate :math:`P(p \\le u)` under the null hypothesis is trusted to be at most
+        :math:`u` (for an asymptotic p-value: at most :math:`1.1\\,u`, Bradley's stringent
+        criterion). 0.0 for exact, exact-under-model and permutation p-values (under their
+        stated assumptions); for asymptotic ones the documented rule of
+        :mod:`selective.hypotheses._trust` (1.0: trusted at no level below 1). A p-value must
+        not be compared with a threshold below ``trusted_level``; neither may the interval
+        ``ci_at(alpha=gamma)`` with ``gamma < trusted_level`` be reported as valid.
     """
 
     __test__ = False  # a class named Test* must not be collected by pytest
@@ -161,7 +219,19 @@ class TestResult:
     method: str = field(repr=False)
     n_obs: int
     df_denom: float = _NAN
+    pvalue_method: str = "asymptotic"
+    trusted_level: float = 1.0
     interval_rule: IntervalRule = field(default=IntervalRule(kind="none"), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.pvalue_method not in PVALUE_METHODS:
+            allowed = ", ".join(repr(m) for m in PVALUE_METHODS)
+            raise ValueError(f"`pvalue_method` must be one of {allowed}; got {self.pvalue_method!r}.")
+        check_in_interval("trusted_level", self.trusted_level, low=0.0, high=1.0)
+
+    def trusted_at(self, level: float) -> bool:
+        """Whether ``pvalue_naive`` may be compared with the threshold ``level``."""
+        return self.trusted_level <= level
 
     def ci_at(self, confidence_level: float | None = None, *, alpha: float | None = None) -> tuple[float, float]:
         """Recompute the naive interval at another level.
@@ -193,13 +263,88 @@ class TestResult:
             "df": self.df,
             "df_denom": self.df_denom,
             "pvalue_naive": self.pvalue_naive,
+            "pvalue_method": self.pvalue_method,
+            "trusted_level": self.trusted_level,
             "alternative": self.alternative,
             "confidence_level": self.confidence_level,
             "n_obs": self.n_obs,
             "method": self.method,
         }
         frame = pd.DataFrame([row], index=pd.Index([self.hypothesis], name="hypothesis"))
-        return frame.astype({c: float for c in FRAME_COLUMNS if c not in ("alternative", "method", "n_obs")})
+        return frame.astype({c: float for c in FRAME_COLUMNS if c not in _NON_FLOAT_COLUMNS})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-able values (non-finite floats as the strings ``"nan"``,
+        ``"inf"``, ``"-inf"``); :meth:`from_dict` reads it back, interval rule included."""
+        rule = self.interval_rule
+        return {
+            "hypothesis": self.hypothesis,
+            "estimate": _json_float(self.estimate),
+            "statistic": _json_float(self.statistic),
+            "df": _json_float(self.df),
+            "df_denom": _json_float(self.df_denom),
+            "pvalue_naive": _json_float(self.pvalue_naive),
+            "pvalue_method": self.pvalue_method,
+            "trusted_level": _json_float(self.trusted_level),
+            "ci_naive": [_json_float(v) for v in self.ci_naive],
+            "alternative": self.alternative,
+            "confidence_level": _json_float(self.confidence_level),
+            "method": self.method,
+            "n_obs": int(self.n_obs),
+            "interval_rule": {
+                "kind": rule.kind,
+                "params": [_json_float(v) for v in rule.params],
+                "alternative": rule.alternative,
+                "bounds": [_json_float(v) for v in rule.bounds],
+                "min_alpha": _json_float(rule.min_alpha),
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TestResult:
+        """Rebuild a result written by :meth:`to_dict`.
+
+        Records written before ``pvalue_method`` and ``trusted_level`` existed read back as
+        ``"asymptotic"`` and 1.0 (trusted at no level): nothing then says where they hold.
+        """
+        if not isinstance(d, dict):
+            raise TypeError(f"`d` must be a dict written by TestResult.to_dict; got {type(d).__name__}.")
+        missing = [k for k in _REQUIRED_KEYS if k not in d]
+        if missing:
+            raise ValueError(f"`d` is not a TestResult record: it lacks {missing!r}.")
+        r = d.get("interval_rule") or {"kind": "none"}
+        rule = IntervalRule(
+            kind=r["kind"],
+            params=tuple(float(v) for v in r.get("params", ())),
+            alternative=r.get("alternative", "two-sided"),
+            bounds=tuple(float(v) for v in r.get("bounds", (-math.inf, math.inf))),  # type: ignore[arg-type]
+            min_alpha=float(r.get("min_alpha", 0.0)),
+        )
+        return cls(
+            hypothesis=d["hypothesis"],
+            estimate=float(d["estimate"]),
+            statistic=float(d["statistic"]),
+            df=float(d["df"]),
+            df_denom=float(d.get("df_denom", _NAN)),
+            pvalue_naive=float(d["pvalue_naive"]),
+            pvalue_method=d.get("pvalue_method", "asymptotic"),
+            trusted_level=float(d.get("trusted_level", 1.0)),
+            ci_naive=(float(d["ci_naive"][0]), float(d["ci_naive"][1])),
+            alternative=d.get("alternative", "two-sided"),
+            confidence_level=float(d.get("confidence_level", _NAN)),
+            method=d["method"],
+            n_obs=int(d["n_obs"]),
+            interval_rule=rule,
+        )
+
+
+_NON_FLOAT_COLUMNS = ("alternative", "method", "n_obs", "pvalue_method")
+_REQUIRED_KEYS = ("hypothesis", "estimate", "statistic", "df", "pvalue_naive", "ci_naive", "method", "n_obs")
+
+
+def _json_float(x: float) -> float | str:
+    f = float(x)
+    return f if math.isfinite(f) else str(f)  # "nan", "inf", "-inf"; float() reads them back
 
 
 def make_result(
@@ -211,12 +356,16 @@ def make_result(
     rule: IntervalRule,
     method: str,
     n_obs: int,
+    pvalue_method: str,
+    trusted_level: float,
     df: float = _NAN,
     df_denom: float = _NAN,
 ) -> TestResult:
     """Assemble a TestResult from a spec and the numbers of its statsmodels / scipy call."""
     alpha = 1.0 - spec.confidence_level
     return TestResult(
+        pvalue_method=pvalue_method,
+        trusted_level=float(trusted_level),
         hypothesis=spec.hypothesis,
         estimate=float(estimate),
         statistic=float(statistic),
@@ -229,4 +378,39 @@ def make_result(
         method=method,
         n_obs=int(n_obs),
         interval_rule=rule,
+    )
+
+
+def with_pvalue(
+    result: TestResult,
+    *,
+    pvalue: float,
+    method: str,
+    pvalue_method: str,
+    trusted_level: float = 0.0,
+    statistic: float | None = None,
+    df: float = _NAN,
+    df_denom: float = _NAN,
+    rule: IntervalRule | None = None,
+) -> TestResult:
+    """``result`` with the p-value of another version of the same test (for ``run_at_level``).
+
+    Hypothesis, estimate, level and ``n_obs`` stay. Without a ``rule`` dual to the new
+    version, the ordinary interval stays but is withheld (NaN) at miscoverages below the
+    ordinary result's ``trusted_level``.
+    """
+    if rule is None:
+        old = result.interval_rule
+        rule = dataclasses.replace(old, min_alpha=max(old.min_alpha, result.trusted_level))
+    return dataclasses.replace(
+        result,
+        pvalue_naive=float(np.clip(pvalue, 0.0, 1.0)),
+        method=method,
+        pvalue_method=pvalue_method,
+        trusted_level=float(trusted_level),
+        statistic=result.statistic if statistic is None else float(statistic),
+        df=float(df),
+        df_denom=float(df_denom),
+        interval_rule=rule,
+        ci_naive=rule.interval(1.0 - result.confidence_level),
     )

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_in_interval, check_real
+from .._validation import check_choice, check_in_interval, check_real, check_rng
+from ._resample import DEFAULT_MAX_RESAMPLES, check_level, check_max_resamples
 from ._result import TestResult
 
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -67,6 +68,61 @@ class TestSpec:
     def run(self, data: pd.DataFrame) -> TestResult:  # pragma: no cover - every spec overrides it
         """Run the test on ``data`` and return its naive result."""
         raise NotImplementedError
+
+    def run_at_level(
+        self,
+        data: pd.DataFrame,
+        level: float,
+        *,
+        rng: np.random.Generator | int | None = None,
+        max_resamples: int = DEFAULT_MAX_RESAMPLES,
+    ) -> TestResult:
+        """Run the test so that its p-value can be compared with the threshold ``level``.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            As for :meth:`run`.
+        level : float
+            The threshold the p-value will be compared with, in (0, 1]: typically a corrected
+            :math:`\\gamma`.
+        rng : numpy.random.Generator or int, optional
+            Source of the resamples of a permutation p-value (a Generator, or a seed for
+            ``numpy.random.default_rng``); fresh entropy when None. Unused when no
+            resampling is needed.
+        max_resamples : int
+            Most resamples (or listed permutations) allowed; a permutation p-value needs
+            :math:`B + 1 \\ge 10/\\text{level}` of them.
+
+        Returns
+        -------
+        TestResult
+            :meth:`run`'s result when its ``trusted_level`` is at most ``level``. Otherwise
+            the spec's exact or permutation version (see the class docstring) when one
+            applies to the data and fits in ``max_resamples``: same hypothesis, estimate and
+            ``n_obs``; ``pvalue_naive``, ``statistic``, ``df``, ``method``, ``pvalue_method``
+            and ``trusted_level`` of the version used; an interval dual to that version where
+            the spec has one, else the ordinary interval, which then gives ``(nan, nan)`` at
+            miscoverages below the ordinary ``trusted_level``. When neither applies,
+            :meth:`run`'s result: its ``trusted_level > level`` says that the p-value must
+            not be compared with ``level`` (withhold it).
+        """
+        level = check_level(level)
+        max_resamples = check_max_resamples(max_resamples)
+        generator = check_rng(rng)
+        result = self.run(data)
+        if result.trusted_level <= level:
+            return result
+        better = self._at_level(data, result, level=level, rng=generator, max_resamples=max_resamples)
+        if better is not None and better.trusted_level <= level:
+            return better
+        return result
+
+    def _at_level(
+        self, data: pd.DataFrame, result: TestResult, *, level: float, rng: np.random.Generator, max_resamples: int
+    ) -> TestResult | None:
+        """The spec's version trusted at ``level``, or None (a hook; the default has none)."""
+        return None
 
     def with_level(self, confidence_level: float) -> TestSpec:
         """A copy of this spec with another confidence level."""

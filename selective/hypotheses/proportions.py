@@ -14,12 +14,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.stats
 from statsmodels.stats.contingency_tables import Table
 from statsmodels.stats.proportion import proportions_ztest
 
 from .._validation import check_choice, check_probability
 from ..exceptions import SelectiveWarning
-from ._result import IntervalRule, TestResult, make_result
+from . import _resample, _trust
+from ._result import IntervalRule, TestResult, make_result, with_pvalue
 from ._spec import (
     SM_ALTERNATIVE,
     TestSpec,
@@ -70,6 +72,11 @@ class OneSampleProportionTest(TestSpec):
     correct = FALSE)``) with its dual Wilson interval. ``variance="sample"`` is the Wald test,
     variance from the sample proportion (``prop_var=False``), with the dual Wald interval
     (``proportion_confint(method="normal")``).
+
+    Asymptotic; its ``trusted_level`` is exact: the rejection rate under
+    Binomial(n, ``value``) computed at every attainable p-value (rare events and lattice
+    steps make it large). Below it, ``run_at_level`` gives the exact binomial test
+    (``scipy.stats.binomtest``, as R's ``binom.test``) with the Clopper-Pearson interval.
     """
 
     column: str
@@ -88,12 +95,15 @@ class OneSampleProportionTest(TestSpec):
         test = "score z-test" if self.variance == "null" else "Wald z-test"
         return f"P({event}) = {fmt(self.value)} ({test})"
 
-    def run(self, data: pd.DataFrame) -> TestResult:
+    def _counts(self, data: pd.DataFrame) -> tuple[int, int]:
         frame = select(data, [self.column], missing=self.missing, what="a proportion test")
         hits = _successes(frame[self.column], self.success, self.column)
         nobs = len(hits)
         require_n(nobs, 2, where=f"Column {self.column!r}", what="a proportion test")
-        count = int(hits.sum())
+        return int(hits.sum()), nobs
+
+    def run(self, data: pd.DataFrame) -> TestResult:
+        count, nobs = self._counts(data)
         proportion = count / nobs
         alternative = SM_ALTERNATIVE[self.alternative]
         if self.variance == "null":
@@ -115,9 +125,24 @@ class OneSampleProportionTest(TestSpec):
             f"statsmodels proportions_ztest(count, nobs, value={self.value!r}, alternative={alternative!r}, "
             f"prop_var={prop_var!r}); CI {interval}"
         )
+        trusted = _trust.one_proportion_trusted_level(nobs, float(self.value), alternative=self.alternative,
+                                                      variance=self.variance)
         return make_result(
-            spec=self, estimate=proportion, statistic=statistic, pvalue=pvalue, rule=rule, method=method, n_obs=nobs
+            spec=self, estimate=proportion, statistic=statistic, pvalue=pvalue, rule=rule, method=method, n_obs=nobs,
+            pvalue_method="asymptotic", trusted_level=trusted,
         )
+
+    def _at_level(self, data, result, *, level, rng, max_resamples):
+        count, nobs = self._counts(data)
+        test = scipy.stats.binomtest(count, nobs, float(self.value), alternative=self.alternative)
+        rule = IntervalRule(
+            kind="clopper_pearson", params=(count, nobs), alternative=self.alternative, bounds=(0.0, 1.0)
+        )
+        method = (
+            f"scipy.stats.binomtest(count, nobs, p={self.value!r}, alternative={self.alternative!r}) (exact; "
+            "two-sided: outcomes no more likely than the observed one); CI Clopper-Pearson"
+        )
+        return with_pvalue(result, pvalue=test.pvalue, method=method, pvalue_method="exact", statistic=count, rule=rule)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,6 +155,13 @@ class TwoSampleProportionTest(TestSpec):
     ``prop.test(c(c1, c2), c(n1, n2), correct = FALSE)``). Estimate: ``p1 - p2``, with the
     Wald interval ``confint_proportions_2indep(method="wald", compare="diff")`` clipped to
     [-1, 1] as R does.
+
+    Asymptotic; its ``trusted_level`` is the exact conditional one given the group sizes and
+    the total number of successes (the first group's count is then hypergeometric whatever
+    the common proportion). Below it, ``run_at_level`` gives Fisher's exact test
+    (``scipy.stats.fisher_exact``, as R's ``fisher.test``; exact given the margins, hence
+    unconditionally). Boschloo's unconditional test would be more powerful but costs a
+    maximisation over the nuisance proportion; it is not used.
     """
 
     column: str
@@ -150,7 +182,7 @@ class TwoSampleProportionTest(TestSpec):
         a, b = self.levels
         return f"P({event} | {self.group}={a!r}) = P({event} | {self.group}={b!r}) (z-test)"
 
-    def run(self, data: pd.DataFrame) -> TestResult:
+    def _counts(self, data: pd.DataFrame) -> tuple[list[int], list[int]]:
         what = "a two-sample proportion test"
         frame = select(data, [self.column, self.group], missing=self.missing, what=what)
         level_1, level_2 = two_groups(frame, self.group, self.levels)
@@ -166,6 +198,10 @@ class TwoSampleProportionTest(TestSpec):
                 f"Column {self.column!r} has {sum(counts)} successes in {sum(nobs)} rows: the pooled "
                 f"standard error is 0 and {what} is undefined."
             )
+        return counts, nobs
+
+    def run(self, data: pd.DataFrame) -> TestResult:
+        counts, nobs = self._counts(data)
         p1, p2 = counts[0] / nobs[0], counts[1] / nobs[1]
         alternative = SM_ALTERNATIVE[self.alternative]
         statistic, pvalue = proportions_ztest(np.array(counts), np.array(nobs), alternative=alternative)
@@ -175,9 +211,21 @@ class TwoSampleProportionTest(TestSpec):
             f"statsmodels proportions_ztest([c1, c2], [n1, n2], alternative={alternative!r}) (pooled variance); "
             "CI confint_proportions_2indep(method='wald', compare='diff')"
         )
+        trusted = _trust.two_proportion_trusted_level(nobs[0], nobs[1], sum(counts), alternative=self.alternative)
         return make_result(
-            spec=self, estimate=p1 - p2, statistic=statistic, pvalue=pvalue, rule=rule, method=method, n_obs=sum(nobs)
+            spec=self, estimate=p1 - p2, statistic=statistic, pvalue=pvalue, rule=rule, method=method, n_obs=sum(nobs),
+            pvalue_method="asymptotic", trusted_level=trusted,
         )
+
+    def _at_level(self, data, result, *, level, rng, max_resamples):
+        (c1, c2), (n1, n2) = self._counts(data)
+        _, pvalue = scipy.stats.fisher_exact([[c1, n1 - c1], [c2, n2 - c2]], alternative=self.alternative)
+        method = (
+            f"scipy.stats.fisher_exact([[c1, n1 - c1], [c2, n2 - c2]], alternative={self.alternative!r}) (exact "
+            "given the margins; two-sided: tables no more likely than the observed one); statistic c1; "
+            "CI confint_proportions_2indep(method='wald', compare='diff')"
+        )
+        return with_pvalue(result, pvalue=pvalue, method=method, pvalue_method="exact", statistic=c1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -189,6 +237,13 @@ class ChiSquareIndependenceTest(TestSpec):
     correction, ``(r - 1)(c - 1)`` df. Warns (``SelectiveWarning``) when an expected count is
     below 5. The test has no direction and no estimate: ``alternative`` must be
     ``"two-sided"``; estimate and interval are NaN.
+
+    Asymptotic. ``trusted_level``: for a 2x2 table the exact conditional rule of
+    :class:`TwoSampleProportionTest`; for larger tables a Monte Carlo certificate from
+    tables drawn with the observed margins (fixed seed per margins; it cannot certify below
+    about 0.025). Below it, ``run_at_level`` gives Fisher's exact test for 2x2 tables, and
+    otherwise the chi-square statistic against Monte Carlo tables with the observed margins
+    (exact under independence given the margins).
     """
 
     column1: str
@@ -235,7 +290,39 @@ class ChiSquareIndependenceTest(TestSpec):
             rule=IntervalRule(kind="none"),
             method="statsmodels Table(pd.crosstab(column1, column2), shift_zeros=False).test_nominal_association()",
             n_obs=int(table.sum()),
+            pvalue_method="asymptotic",
+            trusted_level=_trust.chi_square_table_trusted_level(table),
         )
+
+    def _at_level(self, data, result, *, level, rng, max_resamples):
+        table = self.table(data).astype(np.int64)
+        if table.shape == (2, 2):
+            _, pvalue = scipy.stats.fisher_exact(table, alternative="two-sided")
+            method = (
+                "scipy.stats.fisher_exact(pd.crosstab(column1, column2)) (exact given the margins; tables no "
+                "more likely than the observed one); statistic: the chi-square"
+            )
+            return with_pvalue(result, pvalue=pvalue, method=method, pvalue_method="exact")
+        n_resamples = _resample.n_resamples_for(level, max_resamples)
+        if n_resamples is None:
+            return None
+        rows, cols = table.sum(axis=1), table.sum(axis=0)
+        expected = np.outer(rows, cols) / table.sum()
+        observed = float(_trust.chi_square_statistics(table.astype(float), expected))
+        law = scipy.stats.random_table(rows, cols)
+
+        def simulate(gen: np.random.Generator, size: int) -> np.ndarray:
+            return _trust.chi_square_statistics(law.rvs(size=size, random_state=gen), expected)
+
+        pvalue = _resample.monte_carlo_pvalue(
+            observed, simulate, n_resamples, alternative="greater", rng=rng, chunk=_resample.chunk_size(table.size)
+        )
+        method = (
+            f"chi-square statistic of pd.crosstab(column1, column2) against {n_resamples} tables drawn with its "
+            "margins (scipy.stats.random_table, Patefield), p = (1 + #{X2* >= X2})/(1 + B); exact under "
+            "independence given the margins (the rows are exchangeable)"
+        )
+        return with_pvalue(result, pvalue=pvalue, method=method, pvalue_method="permutation", statistic=observed)
 
     def table(self, data: pd.DataFrame) -> np.ndarray:
         """The contingency table (rows: values of ``column1``, columns: of ``column2``)."""

@@ -8,6 +8,7 @@ and logit link, or the Poisson family and log link, as R's ``glm``), formulas su
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from dataclasses import dataclass
@@ -21,7 +22,8 @@ import statsmodels.formula.api as smf
 
 from .._validation import check_choice
 from ..exceptions import SelectiveWarning
-from ._result import IntervalRule, TestResult, make_result
+from . import _resample, _trust
+from ._result import IntervalRule, TestResult, make_result, with_pvalue
 from ._spec import TestSpec, check_frame, check_value, fmt, select
 
 __all__ = ["CoefficientTest", "JointWaldTest"]
@@ -37,7 +39,9 @@ GLM_FIT_OPTIONS = {"atol": 1e-13, "rtol": 1e-13, "maxiter": 100}
 
 def _check_formula(formula: Any) -> None:
     if not isinstance(formula, str):
-        raise TypeError(f"`formula` must be a string such as 'y ~ x1 + C(group)'; got {formula!r} ({type(formula).__name__}).")
+        raise TypeError(
+            f"`formula` must be a string such as 'y ~ x1 + C(group)'; got {formula!r} ({type(formula).__name__})."
+        )
     if formula.count("~") != 1 or not formula.split("~")[0].strip():
         raise ValueError(f"`formula` must have the form 'outcome ~ terms'; got {formula!r}.")
 
@@ -68,7 +72,8 @@ def fit_model(formula: str, data: pd.DataFrame, model: str, *, missing: str):
             fit_data = fit_data.assign(**{outcome: series.astype(float)})
         elif not pd.api.types.is_numeric_dtype(series.dtype):
             raise TypeError(
-                f"Column {outcome!r} (the outcome of `formula`) must hold numbers for {what}; it has dtype {series.dtype}."
+                f"Column {outcome!r} (the outcome of `formula`) must hold numbers for {what}; "
+                f"it has dtype {series.dtype}."
             )
         values = fit_data[outcome].to_numpy(dtype=float)
         if model == "logit" and np.any((values < 0) | (values > 1)):
@@ -99,7 +104,9 @@ def fit_model(formula: str, data: pd.DataFrame, model: str, *, missing: str):
             "drop collinear terms so that each coefficient is identified."
         )
     if n_obs <= n_params:
-        raise ValueError(f"{formula!r} has {n_params} coefficients and only {n_obs} observations; it needs more observations.")
+        raise ValueError(
+            f"{formula!r} has {n_params} coefficients and only {n_obs} observations; it needs more observations."
+        )
     fit = mod.fit() if model == "ols" else mod.fit(**GLM_FIT_OPTIONS)
     if model != "ols" and not fit.converged:
         warnings.warn(f"The {_MODEL_NAMES[model]} fit of {formula!r} did not converge.", SelectiveWarning, stacklevel=3)
@@ -130,6 +137,18 @@ class CoefficientTest(TestSpec):
     standard normal (R: ``summary(glm(...))``); GLMs are fitted by IRLS to a relative deviance
     change of 1e-13 (``GLM_FIT_OPTIONS``). Numbers come from ``fit.t_test``; the interval is
     ``fit.conf_int``'s (one-sided for a one-sided alternative).
+
+    OLS p-values are exact under normal errors (``"exact_under_model"``, ``trusted_level``
+    0.0). GLM Wald p-values are asymptotic, trusted by the rule of
+    :func:`selective.hypotheses._trust.glm_trusted_level` (skewness, kurtosis and lattice
+    step of the score). Below it, and when ``value`` is 0, ``run_at_level`` permutes the
+    outcome within strata of rows with identical nuisance columns (all rows when the only
+    other term is the intercept) and refers the standardised efficient score to that
+    permutation law (Monte Carlo, +1 correction): exact whenever outcomes with the same
+    nuisance values are exchangeable under the null, overdispersion included. With a
+    continuous nuisance covariate no exact version exists (residual permutation schemes
+    such as Freedman and Lane's are only asymptotically valid), and the ordinary result is
+    returned: withhold it.
     """
 
     formula: str
@@ -140,7 +159,9 @@ class CoefficientTest(TestSpec):
     def _check(self) -> None:
         _check_formula(self.formula)
         if not isinstance(self.term, str):
-            raise TypeError(f"`term` must be a coefficient name (a string); got {self.term!r} ({type(self.term).__name__}).")
+            raise TypeError(
+                f"`term` must be a coefficient name (a string); got {self.term!r} ({type(self.term).__name__})."
+            )
         check_choice("model", self.model, MODELS)
         check_value("value", self.value)
 
@@ -172,10 +193,20 @@ class CoefficientTest(TestSpec):
             pvalue = float(dist.sf(-statistic))
         reference = "t" if self.model == "ols" else "normal"
         method = f"{_model_call(self.formula, self.model)}.t_test('{self.term} = {fmt(self.value)}') ({reference})"
+        if self.model == "ols":
+            pvalue_method, trusted = "exact_under_model", 0.0
+        else:
+            pvalue_method, trusted = "asymptotic", glm_trusted_level(fit, self.model, [index], self.alternative)
         return make_result(
             spec=self, estimate=estimate, statistic=statistic, pvalue=pvalue, df=df, rule=rule, method=method,
-            n_obs=int(fit.nobs),
+            n_obs=int(fit.nobs), pvalue_method=pvalue_method, trusted_level=trusted,
         )
+
+    def _at_level(self, data, result, *, level, rng, max_resamples):
+        if self.model == "ols" or float(self.value) != 0.0:
+            return None
+        fit = fit_model(self.formula, data, self.model, missing=self.missing)
+        return _score_permutation(self, fit, result, [self.term], level=level, rng=rng, max_resamples=max_resamples)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -188,6 +219,12 @@ class JointWaldTest(TestSpec):
     to choose. ``statistic`` is F or chi-square accordingly, ``df`` its (numerator) df and
     ``df_denom`` the F denominator df. No estimate or interval: they are NaN. ``alternative``
     must be ``"two-sided"``.
+
+    OLS with F: exact under normal errors. OLS with chi-square: asymptotic, trusted where
+    its exact normal-model ratio to the F law stays within 10%; ``run_at_level`` then
+    switches to the F reference. GLM: asymptotic (rule of :class:`CoefficientTest`, worst
+    tested coefficient); ``run_at_level`` refers the score chi-square to the permutation
+    law of the outcome within strata of identical nuisance rows, as :class:`CoefficientTest`.
     """
 
     formula: str
@@ -218,18 +255,28 @@ class JointWaldTest(TestSpec):
         coefs = " = ".join(f"coef[{t}]" for t in self.terms)
         return f"{coefs} = 0 in {_MODEL_NAMES[self.model]} {self.formula} ({'F' if self.uses_f else 'chi-square'} test)"
 
-    def run(self, data: pd.DataFrame) -> TestResult:
-        fit = fit_model(self.formula, data, self.model, missing=self.missing)
+    def _wald(self, fit, use_f: bool):
         r_matrix = np.zeros((len(self.terms), len(fit.params)))
         for row, term in enumerate(self.terms):
             r_matrix[row, _term_index(fit, term)] = 1.0
-        use_f = self.uses_f
         wald = fit.wald_test(r_matrix, use_f=use_f, scalar=True)
-        n_terms = len(self.terms)
         method = (
             f"{_model_call(self.formula, self.model)}.wald_test(R, use_f={use_f}, scalar=True) "
             f"({'F' if use_f else 'chi-square'}, R selects {list(self.terms)!r})"
         )
+        return wald, method
+
+    def run(self, data: pd.DataFrame) -> TestResult:
+        fit = fit_model(self.formula, data, self.model, missing=self.missing)
+        use_f = self.uses_f
+        wald, method = self._wald(fit, use_f)
+        n_terms = len(self.terms)
+        if self.model == "ols":
+            pvalue_method = "exact_under_model" if use_f else "asymptotic"
+            trusted = 0.0 if use_f else _trust.chi2_vs_f_trusted_level(n_terms, float(fit.df_resid))
+        else:
+            pvalue_method = "asymptotic"
+            trusted = glm_trusted_level(fit, self.model, [_term_index(fit, t) for t in self.terms], "two-sided")
         return make_result(
             spec=self,
             estimate=float("nan"),
@@ -240,4 +287,107 @@ class JointWaldTest(TestSpec):
             rule=IntervalRule(kind="none"),
             method=method,
             n_obs=int(fit.nobs),
+            pvalue_method=pvalue_method,
+            trusted_level=trusted,
         )
+
+    def _at_level(self, data, result, *, level, rng, max_resamples):
+        fit = fit_model(self.formula, data, self.model, missing=self.missing)
+        if self.model == "ols":  # the chi-square reference of an OLS Wald statistic: use its exact F law
+            wald, method = self._wald(fit, True)
+            return with_pvalue(
+                result, pvalue=float(wald.pvalue), method=method, pvalue_method="exact_under_model",
+                statistic=float(wald.statistic), df=float(wald.df_num), df_denom=float(wald.df_denom),
+            )
+        return _score_permutation(
+            self, fit, result, list(self.terms), level=level, rng=rng, max_resamples=max_resamples
+        )
+
+
+def glm_trusted_level(fit, model: str, columns: list[int], alternative: str) -> float:
+    """Trusted level of a GLM Wald p-value (:func:`selective.hypotheses._trust.glm_trusted_level`
+    at the fitted means)."""
+    family = "poisson" if model == "poisson" else "binomial"
+    return _trust.glm_trusted_level(
+        np.asarray(fit.model.exog, dtype=float), np.asarray(fit.mu), columns, family, alternative=alternative
+    )
+
+
+def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level, rng, max_resamples):
+    """Permutation version of a GLM coefficient test: the efficient score of the tested
+    coefficients under the null fit, over permutations of the outcome within strata of
+    identical nuisance rows.
+
+    Under H0 (tested coefficients zero, independent rows) an outcome depends on its row only
+    through the nuisance columns, so outcomes of rows with the same nuisance values are
+    exchangeable whatever their law (overdispersion included). The null fit depends on the
+    outcomes only through their stratum totals (canonical link), which the permutations keep,
+    so the score :math:`U = \\tilde X^\\top (y_\\pi - \\hat\\mu_0)` is linear in the permuted
+    outcomes. Returns None when fewer than half of the rows share their nuisance values with
+    another row (the permutations could then barely move anything).
+    """
+    exog = np.asarray(fit.model.exog, dtype=float)
+    y = np.asarray(fit.model.endog, dtype=float)
+    tested = [_term_index(fit, t) for t in terms]
+    others = [c for c in range(exog.shape[1]) if c not in tested]
+    n = len(y)
+    nuisance = exog[:, others]
+    if nuisance.shape[1]:
+        _, strata = np.unique(nuisance, axis=0, return_inverse=True)
+        strata = np.asarray(strata).ravel()
+    else:
+        strata = np.zeros(n, dtype=np.int64)
+    sizes = np.bincount(strata)
+    if np.mean(sizes[strata] >= 2) < 0.5:
+        return None
+    n_resamples = _resample.n_resamples_for(level, max_resamples)
+    if n_resamples is None:
+        return None
+    family = sm.families.Poisson() if spec.model == "poisson" else sm.families.Binomial()
+    if nuisance.shape[1]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mu0 = np.asarray(sm.GLM(y, nuisance, family=family).fit(**GLM_FIT_OPTIONS).mu, dtype=float)
+    else:
+        mu0 = np.full(n, float(family.link.inverse(np.zeros(1))[0]))
+    weights = mu0 if spec.model == "poisson" else mu0 * (1.0 - mu0)
+    x_tested = exog[:, tested]
+    if nuisance.shape[1]:
+        zw = nuisance * weights[:, None]
+        coef, *_ = np.linalg.lstsq(nuisance.T @ zw, zw.T @ x_tested, rcond=None)
+        x_tested = x_tested - nuisance @ coef
+    info = x_tested.T @ (x_tested * weights[:, None])
+    resid = y - mu0
+    if len(tested) == 1:
+        scale = math.sqrt(float(info[0, 0]))
+        if not scale > 0:
+            return None
+
+        def statistic(r: np.ndarray) -> np.ndarray:
+            return (r @ x_tested)[..., 0] / scale
+
+        alternative = spec.alternative
+        name = "standardised score"
+    else:
+        inverse = np.linalg.pinv(info)
+
+        def statistic(r: np.ndarray) -> np.ndarray:
+            u = r @ x_tested
+            return np.einsum("...i,ij,...j->...", u, inverse, u)
+
+        alternative = "greater"
+        name = "score chi-square"
+    observed = float(statistic(resid))
+
+    def simulate(gen: np.random.Generator, size: int) -> np.ndarray:
+        return statistic(resid[_resample.stratified_permutations(gen, strata, size)])
+
+    pvalue = _resample.monte_carlo_pvalue(
+        observed, simulate, n_resamples, alternative=alternative, rng=rng, chunk=_resample.chunk_size(n)
+    )
+    method = (
+        f"{name} of {terms!r} at the null {_MODEL_NAMES[spec.model]} fit against {n_resamples} permutations of the "
+        f"outcome within {len(sizes)} strata of identical nuisance rows, p = (1 + #{{T* >= T}})/(1 + B); exact "
+        "when outcomes with the same nuisance values are exchangeable under H0"
+    )
+    return with_pvalue(result, pvalue=pvalue, method=method, pvalue_method="permutation", statistic=observed)

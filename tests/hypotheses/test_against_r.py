@@ -106,7 +106,8 @@ class TestTTestsAgainstR:
         res = OneSampleZTest(column="y", value=1.0, alternative=alternative).run(dataset)
         z, p = r_eval(
             "z <- (mean(d$y) - 1) / (sd(d$y) / sqrt(nrow(d)));"
-            "c(z, switch(alt, two.sided = 2 * pnorm(-abs(z)), less = pnorm(z), greater = pnorm(z, lower.tail = FALSE)))",
+            "c(z, switch(alt, two.sided = 2 * pnorm(-abs(z)), less = pnorm(z), "
+            "greater = pnorm(z, lower.tail = FALSE)))",
             d=dataset, alt=R_ALT[alternative],
         )
         close([res.statistic, res.pvalue_naive], [z, p], rtol_for(dataset))
@@ -115,7 +116,8 @@ class TestTTestsAgainstR:
 class TestProportionTestsAgainstR:
     @pytest.mark.parametrize("alternative", ALTERNATIVES)
     def test_one_sample_proportion_against_r(self, dataset, alternative):
-        res = OneSampleProportionTest(column="b", value=0.3, alternative=alternative, confidence_level=0.99).run(dataset)
+        spec = OneSampleProportionTest(column="b", value=0.3, alternative=alternative, confidence_level=0.99)
+        res = spec.run(dataset)
         ref = r_eval("prop.test(sum(d$b), nrow(d), p = 0.3, alternative = alt, conf.level = 0.99, correct = FALSE)",
                      d=dataset, alt=R_ALT[alternative])
         close(res.statistic**2, ref["statistic"], 1e-9)  # R reports X-squared = z^2
@@ -145,7 +147,8 @@ class TestProportionTestsAgainstR:
 class TestCorrelationTestsAgainstR:
     @pytest.mark.parametrize("alternative", ALTERNATIVES)
     def test_pearson_against_r(self, dataset, alternative):
-        res = PearsonCorrelationTest(column1="y", column2="x1", alternative=alternative, confidence_level=0.9).run(dataset)
+        spec = PearsonCorrelationTest(column1="y", column2="x1", alternative=alternative, confidence_level=0.9)
+        res = spec.run(dataset)
         ref = r_eval("cor.test(d$y, d$x1, alternative = alt, conf.level = 0.9)", d=dataset, alt=R_ALT[alternative])
         check_htest(res, ref, rtol_for(dataset))
 
@@ -191,7 +194,8 @@ class TestRegressionAgainstR:
     @pytest.mark.parametrize("model, r_family", [("logit", "binomial"), ("poisson", "poisson")])
     def test_joint_chisquare_against_r_by_hand(self, regression_dataset, model, r_family):
         outcome = "b" if model == "logit" else "c"
-        res = JointWaldTest(formula=f"{outcome} ~ x1 + x2 + C(h)", terms=("x1", "x2"), model=model).run(regression_dataset)
+        spec = JointWaldTest(formula=f"{outcome} ~ x1 + x2 + C(h)", terms=("x1", "x2"), model=model)
+        res = spec.run(regression_dataset)
         stat, p = r_eval(
             f"fit <- glm({outcome} ~ x1 + x2 + h, {r_family}, d, control = TIGHT); i <- c('x1', 'x2');"
             "b <- coef(fit)[i]; w <- drop(t(b) %*% solve(vcov(fit)[i, i], b));"

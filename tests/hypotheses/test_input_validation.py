@@ -47,13 +47,15 @@ class TestCommonArguments:
         lambda **kw: CoefficientTest(formula="y ~ x", term="x", **kw),
     ])
     def test_common_arguments_iv(self, make):
-        with pytest.raises(ValueError, match=r"`alternative` must be one of 'two-sided', 'less', 'greater'; got 'larger'"):
+        with pytest.raises(ValueError, match=(r"`alternative` must be one of 'two-sided',"
+                                              r" 'less', 'greater'; got 'larger'")):
             make(alternative="larger")
         with pytest.raises(ValueError, match=r"`confidence_level` must be a real number in \(0, 1\); got 95"):
             make(confidence_level=95)
         with pytest.raises(ValueError, match=r"`confidence_level` must be a real number in \(0, 1\); got nan"):
             make(confidence_level=float("nan"))
-        with pytest.raises(TypeError, match=r"`confidence_level` must be a real number in \(0, 1\); got '0.95' \(str\)"):
+        with pytest.raises(TypeError, match=(r"`confidence_level` must be a real number"
+                                             r" in \(0, 1\); got '0.95' \(str\)")):
             make(confidence_level="0.95")
         with pytest.raises(ValueError, match=r"`missing` must be one of 'raise', 'drop'; got 'omit'"):
             make(missing="omit")
@@ -71,7 +73,8 @@ class TestOneSampleTTest:
             OneSampleTTest(column="z").run(frame)
         with pytest.raises(TypeError, match="Column 'name' must hold numbers for a t-test; it has dtype"):
             OneSampleTTest(column="name").run(frame)
-        with pytest.raises(ValueError, match=r"missing values \(3 in column 'y'; 3 of 30 rows incomplete\).*missing='drop'"):
+        with pytest.raises(ValueError, match=(r"missing values \(3 in column 'y'; 3 of"
+                                              r" 30 rows incomplete\).*missing='drop'")):
             OneSampleTTest(column="y").run(with_missing(frame, "y", [0, 5, 9]))
         with pytest.raises(ValueError, match="Column 'y' has 1 infinite value"):
             OneSampleTTest(column="y").run(frame.assign(y=np.r_[np.inf, frame.y[1:]]))
@@ -118,11 +121,14 @@ class TestTwoSampleTTest:
             TwoSampleTTest(column="y", group="h", levels=("u",))
         with pytest.raises(ValueError, match=r"`levels` must name two different groups; got \('u', 'u'\)"):
             TwoSampleTTest(column="y", group="h", levels=("u", "u"))
-        with pytest.raises(ValueError, match=r"Column 'h' must have exactly two distinct values to compare, or pass `levels=\(a, b\)`; it has 3: \['u', 'v', 'w'\]"):
+        with pytest.raises(ValueError, match=(r"Column 'h' must have exactly two distinct values to compare,"
+                                              r" or pass `levels=\(a, b\)`; it has 3: \['u', 'v', 'w'\]")):
             TwoSampleTTest(column="y", group="h").run(frame)
-        with pytest.raises(ValueError, match=r"Level 'x' of `levels` does not occur in column 'h'; its values are \['u', 'v', 'w'\]"):
+        with pytest.raises(ValueError, match=(r"Level 'x' of `levels` does not occur in column"
+                                              r" 'h'; its values are \['u', 'v', 'w'\]")):
             TwoSampleTTest(column="y", group="h", levels=("u", "x")).run(frame)
-        with pytest.raises(ValueError, match=r"Group g='b' of column 'y' has 1 observation\(s\); a two-sample t-test needs at least 2"):
+        with pytest.raises(ValueError, match=(r"Group g='b' of column 'y' has 1 observation\(s\);"
+                                              r" a two-sample t-test needs at least 2")):
             TwoSampleTTest(column="y", group="g").run(frame.iloc[:3])
         with pytest.raises(ValueError, match=r"missing values \(2 in column 'g'"):
             TwoSampleTTest(column="y", group="g").run(with_missing(frame, "g", [0, 1]))
@@ -132,7 +138,8 @@ class TestTwoSampleTTest:
             TwoSampleTTest(column="y", group="q").run(frame)
 
     def test_z_tests_share_the_checks(self, frame):
-        with pytest.raises(ValueError, match=r"Group g='b' of column 'y' has 1 observation\(s\); a two-sample z-test needs at least 2"):
+        with pytest.raises(ValueError, match=(r"Group g='b' of column 'y' has 1 observation\(s\);"
+                                              r" a two-sample z-test needs at least 2")):
             TwoSampleZTest(column="y", group="g").run(frame.iloc[:3])
         with pytest.raises(TypeError, match="Column 'name' must hold numbers for a z-test"):
             OneSampleZTest(column="name").run(frame)
@@ -144,7 +151,8 @@ class TestProportionTests:
             OneSampleProportionTest(column="b", value=1)
         with pytest.raises(ValueError, match=r"`variance` must be one of 'null', 'sample'; got 'wald'"):
             OneSampleProportionTest(column="b", variance="wald")
-        with pytest.raises(ValueError, match=r"Column 'c' must hold 0/1 or True/False for a proportion test, or pass `success=`"):
+        with pytest.raises(ValueError, match=(r"Column 'c' must hold 0/1 or True/False for"
+                                              r" a proportion test, or pass `success=`")):
             OneSampleProportionTest(column="c").run(frame)
         with pytest.raises(ValueError, match=r"Column 'b' has 0 successes in 30: with variance='sample'"):
             OneSampleProportionTest(column="b", variance="sample").run(frame.assign(b=0))
@@ -156,7 +164,8 @@ class TestProportionTests:
     def test_two_sample_proportion_iv(self, frame):
         with pytest.raises(ValueError, match=r"Column 'b' has 0 successes in 30 rows: the pooled standard error is 0"):
             TwoSampleProportionTest(column="b", group="g").run(frame.assign(b=0))
-        with pytest.raises(ValueError, match=r"Group b \| g='b' has 1 observation\(s\); a two-sample proportion test needs at least 2"):
+        with pytest.raises(ValueError, match=(r"Group b \| g='b' has 1 observation\(s\); a two-sample"
+                                              r" proportion test needs at least 2")):
             TwoSampleProportionTest(column="b", group="g").run(frame.iloc[:3])
         with pytest.raises(ValueError, match=r"missing values \(1 in column 'b'"):
             TwoSampleProportionTest(column="b", group="g").run(with_missing(frame, "b", [4]))
@@ -177,7 +186,8 @@ class TestCorrelationTests:
             spec_class(column1="y", column2="y")
         with pytest.raises(TypeError, match="Column 'name' must hold numbers"):
             spec_class(column1="y", column2="name").run(frame)
-        with pytest.raises(ValueError, match=r"The pair \('y', 'x'\) has 3 observation\(s\); a .* correlation test needs at least 4"):
+        with pytest.raises(ValueError, match=(r"The pair \('y', 'x'\) has 3 observation\(s\);"
+                                              r" a .* correlation test needs at least 4")):
             spec_class(column1="y", column2="x").run(frame.iloc[:3])
         with pytest.raises(ValueError, match="Column 'x' is constant"):
             spec_class(column1="y", column2="x").run(frame.assign(x=1.0))
@@ -193,9 +203,11 @@ class TestRegressionTests:
             CoefficientTest(formula=None, term="x")
         with pytest.raises(ValueError, match=r"`model` must be one of 'ols', 'logit', 'poisson'; got 'probit'"):
             CoefficientTest(formula="b ~ x", term="x", model="probit")
-        with pytest.raises(ValueError, match=r"`formula` 'y ~ x \+ z' refers to 'z', which is not a column of `data`; available columns: \['y'"):
+        with pytest.raises(ValueError, match=(r"`formula` 'y ~ x \+ z' refers to 'z', which is not"
+                                              r" a column of `data`; available columns: \['y'")):
             CoefficientTest(formula="y ~ x + z", term="x").run(frame)
-        with pytest.raises(ValueError, match=r"`term` 'h' is not a coefficient of the model; its coefficients are \['Intercept', 'C\(h\)\[T.v\]'"):
+        with pytest.raises(ValueError, match=(r"`term` 'h' is not a coefficient of the model; its"
+                                              r" coefficients are \['Intercept', 'C\(h\)\[T.v\]'")):
             CoefficientTest(formula="y ~ C(h) + x", term="h").run(frame)
         with pytest.raises(ValueError, match=r"missing values \(2 in column 'x'.*missing='drop'"):
             CoefficientTest(formula="y ~ x + C(g)", term="x").run(with_missing(frame, "x", [0, 1]))
@@ -203,7 +215,8 @@ class TestRegressionTests:
             CoefficientTest(formula="y ~ x + C(g)", term="x").run(with_missing(frame, "g", [7]))
         with pytest.raises(TypeError, match=r"Column 'name' \(the outcome of `formula`\) must hold numbers"):
             CoefficientTest(formula="name ~ x", term="x").run(frame)
-        with pytest.raises(ValueError, match=r"Column 'c' \(the outcome of a logit model\) must hold 0/1; it holds [2-9]"):
+        with pytest.raises(ValueError, match=(r"Column 'c' \(the outcome of a logit model\)"
+                                              r" must hold 0/1; it holds [2-9]")):
             CoefficientTest(formula="c ~ x", term="x", model="logit").run(frame)
         with pytest.raises(ValueError, match=r"Column 'y' \(the outcome of a Poisson model\) must be >= 0"):
             CoefficientTest(formula="y ~ x", term="x", model="poisson").run(frame)

@@ -29,8 +29,8 @@ from selective.hypotheses import (
     confidence_interval,
 )
 
-COLUMNS = ["estimate", "ci_low", "ci_high", "statistic", "df", "df_denom", "pvalue_naive", "alternative",
-           "confidence_level", "n_obs", "method"]
+COLUMNS = ["estimate", "ci_low", "ci_high", "statistic", "df", "df_denom", "pvalue_naive", "pvalue_method",
+           "trusted_level", "alternative", "confidence_level", "n_obs", "method"]
 
 ALL_SPECS = [
     OneSampleTTest(column="y"),
@@ -74,12 +74,12 @@ def norm_isf(tail):
 class TestTestResult:
     def test_frames_have_the_same_columns_for_every_test(self, dataset):
         frames = [run(spec, dataset).to_frame() for spec in ALL_SPECS]
-        for frame, spec in zip(frames, ALL_SPECS):
+        for frame, spec in zip(frames, ALL_SPECS, strict=True):
             assert list(frame.columns) == COLUMNS
             assert frame.index.name == "hypothesis" and list(frame.index) == [spec.hypothesis]
         table = pd.concat(frames)
         assert table.index.is_unique
-        assert table[["estimate", "ci_low", "ci_high", "df", "df_denom"]].dtypes.eq(float).all()
+        assert table[["estimate", "ci_low", "ci_high", "df", "df_denom", "trusted_level"]].dtypes.eq(float).all()
 
     def test_result_is_frozen_and_not_collected(self, dataset):
         res = OneSampleTTest(column="y").run(dataset)
@@ -118,7 +118,7 @@ class TestCiAt:
             low, high = res.ci_at(alpha=alpha)
             assert not (math.isnan(low) or math.isnan(high)) and low <= res.estimate <= high
             widths.append((low, high))
-        assert all(a[0] >= b[0] and a[1] <= b[1] for a, b in zip(widths, widths[1:]))
+        assert all(a[0] >= b[0] and a[1] <= b[1] for a, b in zip(widths, widths[1:], strict=False))
 
     @pytest.mark.parametrize("gamma", [1e-6, 1e-12, 1e-30])
     def test_tiny_alpha_t_interval_is_dual_to_the_test(self, well_scaled, gamma):
@@ -144,7 +144,8 @@ class TestCiAt:
         np.testing.assert_allclose((high - low) / (2 * se), norm_isf(gamma / 2), rtol=1e-12)
         pearson = PearsonCorrelationTest(column1="y", column2="x1", alternative="greater").run(well_scaled)
         z = norm_isf(gamma) / math.sqrt(len(well_scaled) - 3)
-        np.testing.assert_allclose(pearson.ci_at(alpha=gamma)[0], math.tanh(math.atanh(pearson.estimate) - z), rtol=1e-12)
+        expected = math.tanh(math.atanh(pearson.estimate) - z)
+        np.testing.assert_allclose(pearson.ci_at(alpha=gamma)[0], expected, rtol=1e-12)
 
     def test_tests_without_intervals_give_nan(self, dataset):
         res = JointWaldTest(formula="y ~ x1 + x2", terms=("x1", "x2")).run(dataset)
