@@ -11,6 +11,7 @@ was expected; nothing is written); 3 ``verify`` found a difference; 1 internal e
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -342,6 +343,13 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return int(args.func(args))
+    except BrokenPipeError:
+        # the reader went away (e.g. `selective demo | head`): not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")  # silence the flush at exit
+        except OSError:
+            pass
+        return EXIT_OK
     except (UsageError, ValueError, TypeError, FileNotFoundError, KeyError) as exc:
         print(f"selective: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

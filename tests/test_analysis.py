@@ -85,8 +85,13 @@ class TestAnalysis:
         routes = f[["pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni"]]
         assert (f.pvalue_best <= routes.min(axis=1) + 1e-15).all()
         assert (f.pvalue_best >= f.pvalue_naive).all()
-        # corrected intervals contain the naive ones (a higher level)
-        assert (f.ci_corrected_low <= f.ci_low).all() and (f.ci_corrected_high >= f.ci_high).all()
+        # corrected intervals contain the naive ones (a higher level); a row whose p-value had to
+        # come from a permutation at the corrected level has no trusted interval there, and says so
+        shown = f.ci_corrected_low.notna()
+        assert shown.any()
+        assert (f.ci_corrected_low[shown] <= f.ci_low[shown]).all()
+        assert (f.ci_corrected_high[shown] >= f.ci_high[shown]).all()
+        assert f.note[~shown].str.contains("permutation p-value used").all()
 
     def test_demo_shows_a_false_positive_removed_and_a_real_effect_kept(self, demo):
         analysis, table = demo

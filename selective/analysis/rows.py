@@ -127,7 +127,7 @@ def footnote(totals: LedgerTotals, corr, *, alpha: float, n_candidates: int | No
     else:
         parts = [f"Selection ledger: {totals.n_steps} step(s) on n = {totals.n_rows} independent units "
                  f"({units!r}, up to {group_size} rows each; DP steps pay for group privacy)."]
-    beta = min(1e-3, alpha / 10)
+    beta = min(1e-3, alpha / 10) or alpha  # alpha / 10 underflows to 0 below about 5e-323
     if totals.maxinfo is not None:
         try:
             b = totals.maxinfo.bound(beta)

@@ -79,7 +79,7 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
             out.append(TrustedResult(result=result, trusted_level=t))
             continue
         runner = getattr(spec, "run_at_level", None)
-        if runner is not None:
+        if runner is not None and level > 0:  # a threshold that underflows to 0 rejects nothing anyway
             key = (i, float(level))
             if key not in cache:
                 cache[key] = runner(data, level, rng=np.random.default_rng(children[i]))
