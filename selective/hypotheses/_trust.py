@@ -25,8 +25,10 @@ Four rules, each conservative in the direction that matters:
    For a studentised sum whose numerator has skewness :math:`\gamma` (of the sum, e.g.
    :math:`\gamma_1/\sqrt n` for a mean), :math:`P(T \le x) = \Phi(x) + \tfrac{\gamma}{6}
    (2x^2 + 1)\varphi(x) + O(n^{-1})` (P. Hall, *The Bootstrap and Edgeworth Expansion*,
-   Springer 1992, Section 2.6; the same polynomial for the Wald statistic of a canonical
-   exponential family). Relative to the tail :math:`q` that is the error
+   Springer 1992, Chapter 2; the same polynomial holds for the Wald statistic of a
+   one-parameter canonical exponential family, whose variance estimate moves with the
+   numerator as :math:`s^2` does with a mean, and is used for GLM coefficients as an
+   approximation). Relative to the tail :math:`q` that is the error
    :math:`\tfrac{|\gamma|}{6}(2x^2+1)\varphi(x)/q`; the rule doubles it
    (:data:`EDGEWORTH_SAFETY`) for the omitted higher-order terms, and charges it to each
    tail of a two-sided test (the first-order terms of the two tails cancel, but not beyond

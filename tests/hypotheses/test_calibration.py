@@ -91,7 +91,7 @@ class TestCalibration:
         status = cal.main(["--cases", "t-normal-8", "--scale", "0.01", "--levels", "0.01", "--output", str(out)])
         text = out.read_text()
         assert status == 0
-        assert text.startswith("<!-- made by: selective calibrate --cases t-normal-8") and "OneSampleTTest()" in text
+        assert "Made by `selective calibrate --cases t-normal-8 --scale 0.01" in text and "| OneSampleTTest() |" in text
 
     def test_calibration_iv(self):
         with pytest.raises(ValueError, match="unknown calibration case"):
