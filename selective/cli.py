@@ -326,7 +326,19 @@ def build_parser() -> argparse.ArgumentParser:
     ex.set_defaults(func=_cmd_experiment)
 
     add_validate_command(sub)
+    cal = sub.add_parser("calibrate", add_help=False,
+                         help="rejection rates of every test's p-value at 1e-2..1e-5 under adverse nulls "
+                              "(selective calibrate --help)")
+    cal.add_argument("args", nargs=argparse.REMAINDER)
+    cal.set_defaults(func=_cmd_calibrate)
     return parser
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from .hypotheses.calibration import main as calibrate
+
+    # the calibration's own parser reads its options (it exits 1 when a row fails)
+    return EXIT_MISMATCH if calibrate(args.args) else EXIT_OK
 
 
 def _version() -> str:
@@ -337,6 +349,9 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["calibrate"]:  # its own parser reads every option, --help included
+        return _cmd_calibrate(argparse.Namespace(args=argv[1:]))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
