@@ -42,27 +42,39 @@ def _constant(values: np.ndarray) -> bool:
     return bool(np.all(values == values[0]))
 
 
+def _pow2_exponent(*arrays: np.ndarray, value: float = 0.0) -> int:
+    """k with max |values| * 2**-k in [0.5, 1): dividing by 2**k is exact for normal floats and
+    keeps sums of squares inside the double range, so the same data times any constant give
+    the same statistic and p-value (a scale of 1e+-155 no longer over- or underflows)."""
+    top = max([float(np.max(np.abs(a))) for a in arrays if a.size] + [abs(float(value))])
+    return int(np.frexp(top)[1]) if top > 0 and np.isfinite(top) else 0
+
+
 def _one_sample(spec: TestSpec, x: np.ndarray, *, kind: str, where: str, call: str) -> TestResult:
     """t (``kind="t"``) or z test that the mean of ``x`` is ``spec.value``."""
     what = "a t-test" if kind == "t" else "a z-test"
     require_n(len(x), 2, where=where, what=what)
     if _constant(x):
         raise ValueError(f"{where} is constant ({float(x[0])!r}): its standard error is 0 and {what} is undefined.")
+    k = _pow2_exponent(x, value=spec.value)
+    x = np.ldexp(x, -k)
+    value = float(np.ldexp(spec.value, -k))
     stats = DescrStatsW(x)
+    mean, std_mean = float(np.ldexp(stats.mean, k)), float(np.ldexp(stats.std_mean, k))
     alternative = SM_ALTERNATIVE[spec.alternative]
     if kind == "t":
-        statistic, pvalue, df = stats.ttest_mean(spec.value, alternative=alternative)
-        rule = IntervalRule(kind="t", params=(stats.mean, stats.std_mean, df), alternative=spec.alternative)
+        statistic, pvalue, df = stats.ttest_mean(value, alternative=alternative)
+        rule = IntervalRule(kind="t", params=(mean, std_mean, df), alternative=spec.alternative)
         method = f"statsmodels DescrStatsW({call}).ttest_mean(value={spec.value!r}, alternative={alternative!r})"
         pvalue_method, trusted = "exact_under_model", 0.0
     else:
-        statistic, pvalue = ztest(x, value=spec.value, alternative=alternative)
+        statistic, pvalue = ztest(x, value=value, alternative=alternative)
         df = float("nan")
-        rule = IntervalRule(kind="normal", params=(stats.mean, stats.std_mean), alternative=spec.alternative)
+        rule = IntervalRule(kind="normal", params=(mean, std_mean), alternative=spec.alternative)
         method = f"statsmodels ztest({call}, value={spec.value!r}, alternative={alternative!r}, ddof=1)"
         pvalue_method, trusted = "asymptotic", one_sample_z_trusted_level(x, spec.alternative)
     return make_result(
-        spec=spec, estimate=stats.mean, statistic=statistic, pvalue=pvalue, df=df, rule=rule, method=method,
+        spec=spec, estimate=mean, statistic=statistic, pvalue=pvalue, df=df, rule=rule, method=method,
         n_obs=len(x), pvalue_method=pvalue_method, trusted_level=trusted,
     )
 
@@ -118,19 +130,22 @@ def _two_sample_arrays(spec: Any, data: pd.DataFrame, *, kind: str) -> tuple[np.
 
 def _two_sample(spec: Any, data: pd.DataFrame, *, kind: str) -> TestResult:
     x1, x2 = _two_sample_arrays(spec, data, kind=kind)
+    k = _pow2_exponent(x1, x2, value=spec.value)  # scale-free statistic and p-value (see _pow2_exponent)
+    x1, x2, value = np.ldexp(x1, -k), np.ldexp(x2, -k), float(np.ldexp(spec.value, -k))
     compare = CompareMeans(DescrStatsW(x1), DescrStatsW(x2))
     alternative = SM_ALTERNATIVE[spec.alternative]
     se = compare.std_meandiff_pooledvar if spec.usevar == "pooled" else compare.std_meandiff_separatevar
-    estimate = compare.d1.mean - compare.d2.mean
+    se = float(np.ldexp(se, k))
+    estimate = float(np.ldexp(compare.d1.mean - compare.d2.mean, k))
     if kind == "t":
-        statistic, pvalue, df = compare.ttest_ind(alternative=alternative, usevar=spec.usevar, value=spec.value)
+        statistic, pvalue, df = compare.ttest_ind(alternative=alternative, usevar=spec.usevar, value=value)
         rule = IntervalRule(kind="t", params=(estimate, se, df), alternative=spec.alternative)
         method = (
             "statsmodels CompareMeans(DescrStatsW(x1), DescrStatsW(x2)).ttest_ind("
             f"usevar={spec.usevar!r}, value={spec.value!r}, alternative={alternative!r})"
         )
     else:
-        statistic, pvalue = ztest(x1, x2, value=spec.value, alternative=alternative, usevar=spec.usevar)
+        statistic, pvalue = ztest(x1, x2, value=value, alternative=alternative, usevar=spec.usevar)
         df = float("nan")
         rule = IntervalRule(kind="normal", params=(estimate, se), alternative=spec.alternative)
         method = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.stats
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW, ttest_ind, zconfint, ztest
@@ -115,3 +116,29 @@ class TestTwoSampleZTest:
         cm = CompareMeans(DescrStatsW(x1), DescrStatsW(x2))
         close([res.statistic, res.pvalue_naive, res.estimate], [z, p, cm.d1.mean - cm.d2.mean])
         close(res.ci_naive, cm.zconfint_diff(alpha=0.05, alternative=SM[alternative], usevar=usevar))
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-160, 1e160, 1e300])
+def test_the_same_data_times_a_constant_gives_the_same_p_value(scale):
+    """t and z tests are scale-free: at 1e+-155 and beyond the old code returned 0, 1 or NaN."""
+    import warnings
+
+    from selective.hypotheses import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(0.3, 1.0, 40)
+    groups = np.r_[["a"] * 20, ["b"] * 20]
+    specs = [OneSampleTTest(column="x"), OneSampleZTest(column="x"),
+             TwoSampleTTest(column="x", group="g", levels=("a", "b")),
+             TwoSampleTTest(column="x", group="g", levels=("a", "b"), usevar="unequal"),
+             TwoSampleZTest(column="x", group="g", levels=("a", "b"))]
+    base = pd.DataFrame({"x": x, "g": groups})
+    scaled = pd.DataFrame({"x": x * scale, "g": groups})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for spec in specs:
+            r0, r1 = spec.run(base), spec.run(scaled)
+            assert r1.pvalue_naive == pytest.approx(r0.pvalue_naive, rel=1e-12), spec
+            assert r1.statistic == pytest.approx(r0.statistic, rel=1e-12), spec
+            assert r1.estimate == pytest.approx(r0.estimate * scale, rel=1e-12), spec
+            assert r1.ci_naive[0] == pytest.approx(r0.ci_naive[0] * scale, rel=1e-12), spec
