@@ -48,7 +48,9 @@ class TestAnalyze:
         assert {line.split("|")[1].strip().split(":")[0] for line in lines} == {"m07", "m22", "m26"}
         row = next(line for line in lines if line.startswith("| m22: treatment"))
         cells = [c.strip() for c in row.split("|")[1:-1]]
-        assert cells[3] == "0.018" and cells[7] == "1"  # naive significant, best corrected not
+        # naive significant (the Welch p-value at the corrected level is a permutation one, with
+        # the note saying so), best corrected not
+        assert float(cells[3]) < 0.05 and cells[7] == "1"
         assert "Bonferroni over 120 declared hypotheses" in out
         assert (work / "plan.audit.json").exists()
 
