@@ -98,7 +98,7 @@ class TestAnalysis:
         f = table.frame
         assert analysis.selections[0].value == ("m07", "m22", "m26")
         real = f.loc["m07: treatment - control (Welch)"]
-        assert real.pvalue_naive < 1e-6 and real.pvalue_best < 0.05
+        assert real.pvalue_naive < 1e-4 and real.pvalue_best < 0.05  # permutation resolution at the corrected level
         nulls = f.loc[["m22: treatment - control (Welch)", "m26: treatment - control (Welch)"]]
         assert (nulls.pvalue_naive < 0.05).all() and (nulls.pvalue_best > 0.05).all()
         assert real.ci_corrected_low > 0  # the effect's corrected interval excludes 0

@@ -60,6 +60,12 @@ DEFAULT_COLUMNS = {"md": "short", "tex": "compact", "html": "short", "csv": "all
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
+def plan_sha256(plan: Any) -> str:
+    """SHA-256 of the plan as canonical JSON (sorted keys): an edit of the stored plan alone,
+    even one that would run to the same table, makes ``verify`` fail."""
+    return sha256_text(json.dumps(plan, sort_keys=True, separators=(",", ":"), default=str))
+
+
 def sha256_text(text: str) -> str:
     """SHA-256 (hex) of ``text`` encoded as UTF-8: the hash of a table file as written."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -194,6 +200,7 @@ def audit_record(analysis: Any, table: CorrectedTable, *, plan: dict | None = No
         "n_candidates": analysis.n_candidates,
         "adjust": adjust,
         "plan": plan,
+        "plan_sha256": plan_sha256(plan),
         "ledger": analysis.ledger.to_dict(),
         "selections": [{"label": s.label, "value": _jsonable(list(s.value) if isinstance(s.value, tuple) else s.value),
                         "certificate": s.certificate.to_dict()} for s in analysis.selections],
@@ -281,7 +288,7 @@ class _Checker:
 
 
 _TOP_KEYS = ("format", "version", "package_version", "created", "data", "seed", "alpha", "n_candidates", "adjust",
-             "plan", "ledger", "selections", "tests", "table", "output")
+             "plan", "plan_sha256", "ledger", "selections", "tests", "table", "output")
 _RESULT_KEYS = ("hypothesis", "estimate", "statistic", "df", "pvalue_naive", "ci_naive", "method", "n_obs")
 _LEDGER_ROW_KEYS = ("step", "label", "certificate", "role", "cumulative_maxinfo_bits", "maxinfo_scope",
                     "cumulative_mutual_info_bits")

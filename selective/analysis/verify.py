@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..accounting.certificates import brief
 from ..exceptions import RecordFormatError
-from .audit import audit_record, dump_record
+from .audit import audit_record, dump_record, plan_sha256
 from .fingerprint import data_fingerprint
 from .report import TABLE_COLUMNS
 
@@ -165,6 +165,8 @@ def verify_audit(record: dict[str, Any], data: pd.DataFrame, *, audit_path: str 
     if table_found:  # name the table's differences by hypothesis and column, once
         found = table_found + [f for f in found if not f.startswith("table.rows")]
     diffs += found
+    if record.get("plan_sha256") != plan_sha256(record.get("plan")):
+        diffs.append("the stored plan does not match its recorded hash (plan_sha256): the plan was edited")
     diffs += _check_table_file(record, audit_path, table_path)
     return diffs
 
