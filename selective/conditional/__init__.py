@@ -27,6 +27,7 @@ from .results import GroupInferenceResult, ManyMeansResult, SelectiveInferenceRe
 from .sigma_estimate import SigmaEstimate, estimate_sigma
 from .stepwise import StepwisePath, forward_stepwise, least_angle_regression
 from .stepwise_inference import fs_inference, lar_inference
+from .winners import WinnersResult, winners_inference
 
 __all__ = [
     # polyhedral lemma and truncated-normal pivot (Lee et al. 2016)
@@ -43,6 +44,8 @@ __all__ = [
     "SelectiveInferenceResult", "ManyMeansResult", "GroupInferenceResult",
     # noise level by cross-validated lasso (R's estimateSigma)
     "estimate_sigma", "SigmaEstimate",
+    # inference on winners (Andrews, Kitagawa and McCloskey 2024)
+    "winners_inference", "WinnersResult",
     # R bridge
 ]
 
