@@ -9,8 +9,8 @@ the scores through their own integer grid, :mod:`selective.mechanisms.exponentia
 Each score's replace-one sensitivity is stated by :meth:`sensitivity`; it is that of the
 clipped statistic itself (every grid value lies in :math:`[-c, c]`), and the correctly rounded
 final division adds at most half an ulp, inside the samplers' floating-point slack
-(THEORY.md 7.1). The grid spacing is at most :math:`c/2^{31}`, so the grid score differs from
-the floating-point clipped mean by at most :math:`c/2^{32}`.
+(THEORY.md 7.1). Values are rounded toward zero on a grid of spacing at most :math:`c/2^{31}`,
+so the grid score differs from the exact clipped mean by less than :math:`c/2^{31}`.
 """
 
 from __future__ import annotations

@@ -21,17 +21,19 @@ Two kinds of merge, for two purposes:
   sum of squares is ever differenced. The result agrees with the one-pass in-memory value to a
   few units in the last place, but not bit for bit: floating-point addition is not
   associative, so the partitioning changes the last bits.
-* :class:`GridSums` (exact) rounds each clipped value :math:`\mathrm{clip}(x, -c, c)` to a
-  fixed grid of spacing :math:`u` (the largest power of two :math:`\le c/2^{31}`), sums the
-  integers :math:`q = \mathrm{rint}(\mathrm{clip}(x,-c,c)/u)` exactly (int64 within a chunk,
-  Python integers across chunks) and converts once, with correct rounding, at the end.
+* :class:`GridSums` (exact) rounds each clipped value :math:`\mathrm{clip}(x, -c, c)` toward
+  zero onto a fixed grid of spacing :math:`u` (the largest power of two :math:`\le c/2^{31}`),
+  sums the integers :math:`q = \mathrm{trunc}(\mathrm{clip}(x,-c,c)/u)` exactly (int64 within
+  a chunk, Python integers across chunks) and converts once, with correct rounding, at the end.
   Integer addition is associative, so the statistic is the same to the last bit whatever the
   chunks, their order of merging, or the backend. This is what the exact DP samplers need:
   they read a score through :math:`\mathrm{rint}(s/g)` on their own grid
   (:mod:`selective.mechanisms.exponential`), so only bit-identical scores give the same
   selection from the same seed. The grid scores have exactly the sensitivity of the clipped
-  statistic they stand for (:math:`|q u| \le c`; the final conversion adds at most half an
-  ulp, inside the samplers' floating-point slack, THEORY.md 7.1).
+  statistic they stand for: rounding toward zero keeps :math:`|q u| \le c` even when
+  :math:`c/u` is not an integer (rounding to nearest could reach :math:`c + u/2`), and the
+  final conversion adds at most half an ulp, inside the samplers' floating-point slack
+  (THEORY.md 7.1). Each grid value is within :math:`u < c/2^{31}` of the clipped value.
 
 References
 ----------
@@ -168,7 +170,8 @@ class GridSums:
         if x.shape[0] >= 2**30:  # |q| <= 2^32: int64 sums are exact below 2^31 rows
             raise ValueError(f"a chunk of {x.shape[0]} rows is too large for exact int64 sums; use chunks "
                              "(partitions) of fewer than 2^30 rows.")
-        q = np.rint(np.clip(np.where(nan, 0.0, x), -clip, clip) / unit).astype(np.int64)
+        # toward zero, so that |q unit| <= clip (the sensitivity); / unit is exact (a power of two)
+        q = np.trunc(np.clip(np.where(nan, 0.0, x), -clip, clip) / unit).astype(np.int64)
         masks = [np.ones(x.shape[0], dtype=bool)] if groups is None else list(groups)
         sums = tuple(tuple(int(v) for v in q[m].sum(axis=0, dtype=np.int64)) for m in masks)
         return cls(unit, tuple(int(m.sum()) for m in masks), sums, tuple(bool(v) for v in missing))
