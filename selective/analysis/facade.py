@@ -32,7 +32,15 @@ from ..selectors.base import (
 from ._on_dask import DaskScored
 from .report import CorrectedTable
 from .rows import ADJUST_METHODS, build_table, void_totals
-from .sources import DEFAULT_MAX_COLLECT_BYTES, collect_columns, count_rows, is_dask_frame, open_data, spec_columns
+from .sources import (
+    DEFAULT_MAX_COLLECT_BYTES,
+    collect_columns,
+    count_rows,
+    estimate_bytes,
+    is_dask_frame,
+    open_data,
+    spec_columns,
+)
 from .trust import results_at_level
 
 __all__ = ["Analysis"]
@@ -477,7 +485,7 @@ class Analysis:
         have = self._collected
         new = [c for c in cols if have is None or c not in have.columns]
         if new:
-            already = 0 if have is None else int(have.memory_usage(index=False, deep=False).sum())
+            already = 0 if have is None else estimate_bytes(self._data, have.columns, self._n_rows)
             part = collect_columns(self._data, new, n_rows=self._n_rows, max_bytes=self.max_collect_bytes,
                                    already=already)
             have = part if have is None else pd.concat([have, part], axis=1)

@@ -22,7 +22,7 @@ import pandas as pd
 from ..selectors.streaming import is_dask_frame
 
 __all__ = ["DEFAULT_MAX_COLLECT_BYTES", "CollectTooLargeError", "open_data", "count_rows", "spec_columns",
-           "collect_columns", "is_dask_frame"]
+           "collect_columns", "estimate_bytes", "is_dask_frame"]
 
 DEFAULT_MAX_COLLECT_BYTES = 2**30  # 1 GiB of collected columns
 OBJECT_CELL_BYTES = 64  # assumed size of one cell of a text or object column in the estimate
@@ -130,19 +130,25 @@ def _cell_bytes(dtype: Any) -> int:
     return int(dtype.itemsize) if isinstance(dtype, np.dtype) and dtype.kind in "biufcmM" else OBJECT_CELL_BYTES
 
 
+def estimate_bytes(frame: Any, columns: Iterable[Any], n_rows: int) -> int:
+    """Estimated memory of ``columns`` in memory: rows x (bytes of the dtype, or
+    :data:`OBJECT_CELL_BYTES` for text and other objects)."""
+    return n_rows * sum(_cell_bytes(frame[c].dtype) for c in columns)
+
+
 def collect_columns(frame: Any, columns: list[Any], *, n_rows: int, max_bytes: int,
                     already: int = 0) -> pd.DataFrame:
     """``frame[columns]`` as a pandas DataFrame with a fresh RangeIndex, if it fits under ``max_bytes``.
 
-    The size is estimated before anything is read: rows x (bytes of the column's dtype, or
-    :data:`OBJECT_CELL_BYTES` for text), plus ``already`` bytes collected earlier.
+    The size is estimated before anything is read (:func:`estimate_bytes`), plus the estimate
+    ``already`` of the columns collected earlier.
 
     Raises
     ------
     CollectTooLargeError
         The estimate exceeds ``max_bytes``; the message names the columns, the rows and the size.
     """
-    need = already + n_rows * sum(_cell_bytes(frame[c].dtype) for c in columns)
+    need = already + estimate_bytes(frame, columns, n_rows)
     if need > max_bytes:
         shown = list(columns)[:8]
         raise CollectTooLargeError(
