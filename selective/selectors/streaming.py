@@ -23,8 +23,10 @@ Two kinds of merge, for two purposes:
   associative, so the partitioning changes the last bits.
 * :class:`GridSums` (exact) rounds each clipped value :math:`\mathrm{clip}(x, -c, c)` toward
   zero onto a fixed grid of spacing :math:`u` (the largest power of two :math:`\le c/2^{31}`),
-  sums the integers :math:`q = \mathrm{trunc}(\mathrm{clip}(x,-c,c)/u)` exactly (int64 within
-  a chunk, Python integers across chunks) and converts once, with correct rounding, at the end.
+  sums the integers :math:`q = \mathrm{trunc}(\mathrm{clip}(x,-c,c)/u)` exactly (in doubles
+  within blocks of :math:`2^{20}` rows, where every partial sum is an integer below
+  :math:`2^{53}`; Python integers across blocks and chunks) and converts once, with correct
+  rounding, at the end.
   Integer addition is associative, so the statistic is the same to the last bit whatever the
   chunks, their order of merging, or the backend. This is what the exact DP samplers need:
   they read a score through :math:`\mathrm{rint}(s/g)` on their own grid
@@ -59,6 +61,7 @@ __all__ = ["Moments", "CoMoments", "GridSums", "GRID_BITS", "is_dask_frame", "re
 
 GRID_BITS = 31  # clip / unit is in [2^31, 2^32): a grid step of at most c / 2^31
 CHUNK_ROWS = 65_536  # rows per chunk of an in-memory frame
+_EXACT_ROWS = 2**20  # grid values (|q| <= 2^32) summed in doubles: exact for up to 2^21 rows
 
 
 def is_dask_frame(obj: Any) -> bool:
@@ -162,19 +165,33 @@ class GridSums:
 
     @classmethod
     def of(cls, x: np.ndarray, clip: float, groups: Sequence[np.ndarray] | None = None) -> GridSums:
-        """Integer grid sums of ``clip(x, -clip, clip)``; ``groups`` are boolean row masks (default: one, all rows)."""
+        """Integer grid sums of ``clip(x, -clip, clip)``; ``groups`` are boolean row masks (default: one, all rows).
+
+        The grid values are integers of magnitude at most 2^32 held in doubles; sums of at most
+        2^20 of them stay below 2^53, where every double partial sum is an exact integer, so
+        they are summed in blocks of 2^20 rows (in any order: exact) and the blocks added as
+        Python integers.
+        """
         unit = grid_unit(clip, GRID_BITS)
         x = np.asarray(x, dtype=np.float64)
         nan = np.isnan(x)
         missing = nan.any(axis=0)
-        if x.shape[0] >= 2**30:  # |q| <= 2^32: int64 sums are exact below 2^31 rows
-            raise ValueError(f"a chunk of {x.shape[0]} rows is too large for exact int64 sums; use chunks "
-                             "(partitions) of fewer than 2^30 rows.")
-        # toward zero, so that |q unit| <= clip (the sensitivity); / unit is exact (a power of two)
-        q = np.trunc(np.clip(np.where(nan, 0.0, x), -clip, clip) / unit).astype(np.int64)
-        masks = [np.ones(x.shape[0], dtype=bool)] if groups is None else list(groups)
-        sums = tuple(tuple(int(v) for v in q[m].sum(axis=0, dtype=np.int64)) for m in masks)
-        return cls(unit, tuple(int(m.sum()) for m in masks), sums, tuple(bool(v) for v in missing))
+        q = np.minimum(x, clip)  # a new array: the caller's is left alone
+        np.maximum(q, -clip, out=q)
+        if missing.any():
+            q[nan] = 0.0
+        q *= 1.0 / unit  # exact: unit is a power of two
+        np.trunc(q, out=q)  # toward zero, so that |q unit| <= clip (the sensitivity)
+        masks = None if groups is None else np.column_stack([np.asarray(g, dtype=np.float64) for g in groups])
+        n_groups = 1 if groups is None else masks.shape[1]
+        sums = [[0] * x.shape[1] for _ in range(n_groups)]
+        for a in range(0, x.shape[0], _EXACT_ROWS):
+            block = q[a:a + _EXACT_ROWS]
+            part = block.sum(axis=0)[None, :] if masks is None else masks[a:a + _EXACT_ROWS].T @ block
+            for g in range(n_groups):
+                sums[g] = [s + int(v) for s, v in zip(sums[g], part[g].tolist(), strict=True)]
+        counts = (x.shape[0],) if groups is None else tuple(int(np.count_nonzero(g)) for g in groups)
+        return cls(unit, counts, tuple(tuple(s) for s in sums), tuple(bool(v) for v in missing))
 
     def merge(self, other: GridSums) -> GridSums:
         """Exact: integer addition (associative, so any chunking gives the same result)."""
