@@ -164,3 +164,20 @@ def test_sources_iv(tmp_path):
         Analysis([1, 2, 3])
     with pytest.raises(ValueError, match="`max_collect_bytes` must be"):
         Analysis(DATA, max_collect_bytes=-1)
+
+
+def test_the_package_imports_and_runs_without_dask():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['dask'] = None\n"  # makes `import dask` raise ImportError
+            "from selective import Analysis, TopK\n"
+            "from selective.datasets import load_biomarkers\n"
+            "from selective.selectors import ClippedMeanScores\n"
+            "from selective.analysis.fingerprint import data_fingerprint\n"
+            "d = load_biomarkers(); c = [x for x in d.columns if x.startswith('m')]\n"
+            "print(Analysis(d, rng=1).select(TopK(k=1, candidates=c, score=ClippedMeanScores(c))).value,"
+            " data_fingerprint(d)[:8])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("(") and data_fingerprint(DATA)[:8] in out.stdout
