@@ -10,8 +10,9 @@ one, and the table file with its recorded hash.
 Writing is ordered so that a crash, a kill or an interrupt at any point never leaves a table
 next to an audit that does not match it (:func:`write_table_and_audit`).
 
-Audit format, version 2 (version 1 audits, whose fingerprint was a CSV rendering of the whole
-frame, are no longer read: re-run ``selective analyze``)::
+Audit format, version 3 (version 2 audits, whose data fingerprint was one stream over the
+columns, are still read and verified on in-memory data; version 1 audits, whose fingerprint
+was a CSV rendering of the whole frame, are no longer read: re-run ``selective analyze``)::
 
     format, version, package_version, created       what wrote it, and when (not verified)
     data: sha256, n_rows, columns, source            the fingerprint (:func:`data_fingerprint`)
@@ -51,7 +52,8 @@ __all__ = ["AUDIT_FORMAT", "AUDIT_VERSION", "FORMATS", "data_fingerprint", "audi
            "atomic_write_text", "write_table_and_audit", "sha256_text"]
 
 AUDIT_FORMAT = "selective.audit"
-AUDIT_VERSION = 2  # 2: chunked data fingerprint, the plan as run, the table file's hash
+AUDIT_VERSION = 3  # 3: per-column fingerprint (any partitions); 2: chunked fingerprint, plan as run, table hash
+READ_VERSIONS = (2, 3)  # versions this package reads and verifies
 #: renderings of the table (``--format``)
 FORMATS = ("md", "tex", "html", "csv")
 _COLUMN_SETS = ("default", "short", "compact", "all")
@@ -193,7 +195,7 @@ def audit_record(analysis: Any, table: CorrectedTable, *, plan: dict | None = No
         "version": AUDIT_VERSION,
         "package_version": __version__,
         "created": created or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "data": {"sha256": data_fingerprint(analysis.data), "n_rows": int(len(analysis.data)),
+        "data": {"sha256": data_fingerprint(analysis.data), "n_rows": int(analysis.n_rows),
                  "columns": [str(c) for c in analysis.data.columns], "source": data_source},
         "seed": analysis.seed,
         "alpha": table.alpha,
@@ -301,8 +303,8 @@ def validate_audit(d: Any, source: str = "audit record") -> dict[str, Any]:
     Raises
     ------
     RecordFormatError
-        A field is missing, unknown or of the wrong type, the version is not
-        :data:`AUDIT_VERSION`, the plan does not parse, the ledger breaks an order rule; the
+        A field is missing, unknown or of the wrong type, the version is not one of
+        :data:`READ_VERSIONS`, the plan does not parse, the ledger breaks an order rule; the
         message names ``source`` and the field. A well-formed record may still be forged:
         :func:`verify_audit` recomputes it from the data.
     """
@@ -311,10 +313,10 @@ def validate_audit(d: Any, source: str = "audit record") -> dict[str, Any]:
     c = _Checker(source)
     if not isinstance(d, dict) or d.get("format") != AUDIT_FORMAT:
         raise RecordFormatError(f"{source}: not a selective audit record (no format {AUDIT_FORMAT!r}).")
-    if d.get("version") != AUDIT_VERSION or not _is_int(d.get("version")):
+    if d.get("version") not in READ_VERSIONS or not _is_int(d.get("version")):
         hint = (" Version 1 audits (CSV fingerprints) are no longer read: re-run `selective analyze`."
                 if d.get("version") == 1 else "")
-        raise c.fail("version", f"this package reads audit version {AUDIT_VERSION}; got {brief(d.get('version'))}."
+        raise c.fail("version", f"this package reads audit versions {READ_VERSIONS}; got {brief(d.get('version'))}."
                      + hint)
     c.obj(d, "record", _TOP_KEYS)
     c.want(isinstance(d["package_version"], str), "package_version", d["package_version"], "a string")

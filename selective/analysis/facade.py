@@ -29,8 +29,18 @@ from ..selectors.base import (
     declared_columns,
     missing_columns,
 )
+from ._on_dask import DaskScored
 from .report import CorrectedTable
 from .rows import ADJUST_METHODS, build_table, void_totals
+from .sources import (
+    DEFAULT_MAX_COLLECT_BYTES,
+    collect_columns,
+    count_rows,
+    estimate_bytes,
+    is_dask_frame,
+    open_data,
+    spec_columns,
+)
 from .trust import results_at_level
 
 __all__ = ["Analysis"]
@@ -40,9 +50,11 @@ class Analysis:
 
     Parameters
     ----------
-    data : pandas.DataFrame
+    data : pandas.DataFrame, dask.dataframe.DataFrame, or path
         The dataset (n rows). Every selection must go through :meth:`select`: exploration
-        outside the selectors is not covered by the ledger and voids the corrections.
+        outside the selectors is not covered by the ledger and voids the corrections. A Dask
+        DataFrame, or a Parquet / CSV path (read lazily with Dask,
+        :func:`~selective.analysis.sources.open_data`), is never loaded whole: see the notes.
     alpha : float, default 0.05
         Level for corrected intervals and the footnote.
     rng : numpy.random.Generator or int, optional
@@ -57,9 +69,26 @@ class Analysis:
         measures, a household, a site). Then n is the number of units, and every DP step pays
         for group privacy: epsilon times the largest number of rows of one unit
         (:func:`~selective.accounting.group_privacy`). Default: every row is its own unit.
+    max_collect_bytes : int, default 2**30
+        Dask data only: the most memory (bytes, estimated from the dtypes) that the columns
+        collected for the confirmatory tests may take; a test beyond it raises
+        :class:`~selective.analysis.sources.CollectTooLargeError` naming the size.
 
     Notes
     -----
+    On Dask data (computed with the current scheduler, e.g. a ``dask.distributed.Client``):
+
+    * :meth:`select` runs :class:`~selective.selectors.TopK`, :class:`~selective.selectors.NoisyTopK`,
+      :class:`~selective.selectors.OrderedTopK` and :class:`~selective.selectors.SparseVectorScreen`.
+      Their score is called with the Dask frame and reduced on the cluster (the score objects of
+      :mod:`selective.selectors` do this from streaming statistics; a function that returns a
+      lazy Dask Series is computed); the selection itself, and any noise, is drawn on this
+      machine from ``rng`` by the exact samplers. With the grid scores
+      (:class:`~selective.selectors.ClippedMeanScores`, ...) the scores, hence the selections, the
+      ledger and the table, are the same to the last bit as on the pandas frame of the same rows.
+    * :meth:`test` collects only the columns the test names (at most ``max_collect_bytes``) and
+      runs it on them in memory.
+
     What the corrections assume (docs/THEORY.md 0.4, 1.6, 2.7, 3.2a, 3.6):
 
     * every look at the data goes through :meth:`select` or :meth:`record` before the tests
@@ -82,16 +111,20 @@ class Analysis:
 
     def __init__(self, data: pd.DataFrame, *, alpha: float = 0.05, rng: Any = None, n_candidates: int | None = None,
                  budget_bits: float | None = None, budget_beta: float | None = None,
-                 budget_epsilon: float | None = None, units: Any = None) -> None:
-        if not isinstance(data, pd.DataFrame):
-            raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
-        if len(data) == 0:
+                 budget_epsilon: float | None = None, units: Any = None,
+                 max_collect_bytes: int = DEFAULT_MAX_COLLECT_BYTES) -> None:
+        data = open_data(data)
+        self._dask = is_dask_frame(data)
+        self.max_collect_bytes = check_int("max_collect_bytes", max_collect_bytes, low=0)
+        self._n_rows = count_rows(data)
+        if self._n_rows == 0:
             raise ValueError("`data` must have at least one row; got an empty DataFrame.")
         if data.columns.has_duplicates:
             dup = list(dict.fromkeys(data.columns[data.columns.duplicated()]))
             raise ValueError(f"`data` has more than one column labelled {dup[:5]!r}; column labels must be unique "
                              "(a selector reading such a column would get several).")
         self._data = data
+        self._collected: pd.DataFrame | None = None  # Dask data: the columns collected for the tests
         self.alpha = check_probability("alpha", alpha, closed="neither")
         self.n_candidates = None if n_candidates is None else check_int("n_candidates", n_candidates, low=1)
         if isinstance(rng, np.random.Generator):
@@ -101,7 +134,7 @@ class Analysis:
             self._rng = np.random.default_rng(rng)
         else:
             raise TypeError(f"`rng` must be a numpy Generator, a non-negative integer seed or None; got {rng!r}.")
-        self.units, self.n_units, self.group_size = _units(data, units)
+        self.units, self.n_units, self.group_size = _units(data, units, self._n_rows)
         self.ledger = Ledger(self.n_units, budget_bits=budget_bits, budget_beta=budget_beta,
                              budget_epsilon=budget_epsilon)
         self._preregistered: tuple | None = None
@@ -114,12 +147,18 @@ class Analysis:
         self._void: list[str] = []  # steps that touched the data but could not be recorded
 
     @property
-    def data(self) -> pd.DataFrame:
+    def data(self) -> Any:
+        """The data: a pandas DataFrame, or a (lazy) Dask DataFrame."""
         return self._data
 
     @property
     def n_rows(self) -> int:
-        return len(self._data)
+        return self._n_rows
+
+    @property
+    def is_dask(self) -> bool:
+        """Whether the data are a Dask DataFrame (reduced partition by partition)."""
+        return self._dask
 
     @property
     def selections(self) -> tuple[Selection, ...]:
@@ -302,6 +341,7 @@ class Analysis:
         if problem:
             raise ValueError(f"{problem} Nothing was recorded: the data were not touched.")
         name = label if label is not None else type(selector).__name__
+        runner = DaskScored(selector) if self._dask else selector  # refuses other selectors: data untouched
         self._warn_if_tests_seen()
         if declared is not None:
             self._check_preregistered(declared)
@@ -319,7 +359,7 @@ class Analysis:
             )
         accounted = False  # set once the look is on the ledger or has voided the corrections
         try:
-            sel = selector.select(self._data, self._rng)
+            sel = runner.select(self._data, self._rng)
             if not isinstance(sel, Selection):
                 raise TypeError(f"`{type(selector).__name__}.select` must return a Selection; got "
                                 f"{type(sel).__name__}.")
@@ -383,10 +423,15 @@ class Analysis:
         return selection
 
     def test(self, spec: Any) -> Any:
-        """Run a confirmatory test spec (see :mod:`selective.hypotheses`) on the data."""
+        """Run a confirmatory test spec (see :mod:`selective.hypotheses`) on the data.
+
+        On Dask data only the columns the spec names
+        (:func:`~selective.analysis.sources.spec_columns`) are collected, once, within
+        ``max_collect_bytes``; the test runs on them in memory, as on a pandas frame.
+        """
         if not hasattr(spec, "run"):
             raise TypeError(f"`spec` must be a test spec with a run(data) method; got {spec!r}.")
-        result = spec.run(self._data)
+        result = spec.run(self._rows_for(spec) if self._dask else self._data)
         self._tests.append((spec, result))
         return result
 
@@ -421,7 +466,8 @@ class Analysis:
         # naive p-values accurate where the best column compares them (THEORY.md pitfall 9); a
         # column with a smaller threshold is withheld for a row whose p-value is not trusted there
         level = corr.gamma_best.gamma if corr.gamma_best is not None else 0.0
-        trust = results_at_level(self._tests, self._data, level, seed=self._test_seed, cache=self._trust_cache)
+        rows = self._collected if self._dask else self._data
+        trust = results_at_level(self._tests, rows, level, seed=self._test_seed, cache=self._trust_cache)
         results = [t.result for t in trust]
         if any(t.replaced for t in trust):
             corr = correct(np.array([r.pvalue_naive for r in results], dtype=float), totals, alpha=a,
@@ -430,23 +476,44 @@ class Analysis:
                            ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size, trust=trust)
 
 
+    def _rows_for(self, spec: Any) -> pd.DataFrame:
+        """The collected columns of Dask data, with those ``spec`` names added (within the limit)."""
+        cols = spec_columns(spec, self._data.columns)
+        if not cols:
+            raise ValueError(f"{type(spec).__name__} names no column of the data, so its rows cannot be collected from "
+                             f"the Dask frame; the columns are {list(map(str, self._data.columns))[:12]}.")
+        have = self._collected
+        new = [c for c in cols if have is None or c not in have.columns]
+        if new:
+            already = 0 if have is None else estimate_bytes(self._data, have.columns, self._n_rows)
+            part = collect_columns(self._data, new, n_rows=self._n_rows, max_bytes=self.max_collect_bytes,
+                                   already=already)
+            have = part if have is None else pd.concat([have, part], axis=1)
+            self._collected = have[[c for c in self._data.columns if c in have.columns]]
+        return self._collected
+
+
 def _budget_kwargs(ledger: Ledger) -> dict[str, Any]:
     b = ledger.budget
     return {"budget_bits": b["bits"], "budget_beta": b["beta"], "budget_epsilon": b["epsilon"]}
 
 
-def _units(data: pd.DataFrame, units: Any) -> tuple[Any, int, int]:
+def _units(data: Any, units: Any, n_rows: int) -> tuple[Any, int, int]:
     """(units label, number of units, rows of the largest unit) for ``Analysis(units=...)``."""
     if units is None:
-        return None, len(data), 1
+        return None, n_rows, 1
     if isinstance(units, (list, tuple, set, dict, np.ndarray, pd.Series)) or units not in data.columns:
         raise ValueError(f"`units` must be the label of a column of `data` naming each row's unit; got {units!r}. "
                          f"The columns are {list(map(str, data.columns))[:12]}.")
     col = data[units]
-    if col.isna().any():
-        raise ValueError(f"`units` column {units!r} has {int(col.isna().sum())} missing value(s); every row needs "
+    n_missing, counts = col.isna().sum(), col.value_counts(sort=False)
+    if is_dask_frame(data):
+        import dask
+
+        n_missing, counts = dask.compute(n_missing, counts)
+    if n_missing:
+        raise ValueError(f"`units` column {units!r} has {int(n_missing)} missing value(s); every row needs "
                          "a unit.")
-    counts = col.value_counts(sort=False)
     return units, int(len(counts)), int(counts.max())
 
 

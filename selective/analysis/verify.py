@@ -13,13 +13,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from ..accounting.certificates import brief
 from ..exceptions import RecordFormatError
 from .audit import audit_record, dump_record, plan_sha256
-from .fingerprint import data_fingerprint
+from .fingerprint import data_fingerprint, data_fingerprint_v2
 from .report import TABLE_COLUMNS
+from .sources import is_dask_frame, open_data
 
 __all__ = ["verify_audit", "UNVERIFIED_FIELDS"]
 
@@ -97,7 +96,7 @@ def _table_rows_readable(record: dict[str, Any], new: dict[str, Any], out: list[
                 out.append(f"{h!r} {col}: recorded {shown_a}, the run gives {shown_b}")
 
 
-def verify_audit(record: dict[str, Any], data: pd.DataFrame, *, audit_path: str | os.PathLike | None = None,
+def verify_audit(record: dict[str, Any], data: Any, *, audit_path: str | os.PathLike | None = None,
                  table_path: str | os.PathLike | None = None, source: str | None = None) -> list[str]:
     """Recompute an audit record from the data and return every difference (empty if none).
 
@@ -115,8 +114,10 @@ def verify_audit(record: dict[str, Any], data: pd.DataFrame, *, audit_path: str 
     ----------
     record : dict
         A record checked by :func:`validate_audit` (e.g. from :func:`read_audit`).
-    data : pandas.DataFrame
-        The data the record claims to be about.
+    data : pandas.DataFrame, dask.dataframe.DataFrame or path
+        The data the record claims to be about (the sources :class:`~selective.Analysis`
+        accepts; a path is read lazily with Dask). A version 2 record's fingerprint needs the
+        data in memory (:func:`~selective.analysis.fingerprint.data_fingerprint_v2`).
     audit_path : path, optional
         Where the record was read from (to find the table file it names).
     table_path : path, optional
@@ -137,7 +138,12 @@ def verify_audit(record: dict[str, Any], data: pd.DataFrame, *, audit_path: str 
         raise RecordFormatError(f"{name}: field 'plan': the record holds no plan; verify re-runs the plan, so it "
                                 "refuses a record without one.")
     diffs: list[str] = []
-    fp = data_fingerprint(data)
+    data = open_data(data)
+    old = record.get("version") == 2
+    if old and is_dask_frame(data):
+        return ["the audit is version 2, whose data fingerprint cannot be computed over Dask partitions: verify it "
+                "on the data in memory (a pandas DataFrame), or re-run `selective analyze`"]
+    fp = data_fingerprint_v2(data) if old else data_fingerprint(data)
     if fp != record["data"]["sha256"]:
         diffs.append(f"data fingerprint differs: recorded {record['data']['sha256'][:16]}..., "
                      f"these data give {fp[:16]}...")
@@ -156,6 +162,8 @@ def verify_audit(record: dict[str, Any], data: pd.DataFrame, *, audit_path: str 
         return diffs
     new = json.loads(dump_record(new))  # the normal form the file holds
     skip = {".".join(p) for p in UNVERIFIED_FIELDS}
+    if old:  # the re-run writes the current version and fingerprint; the fingerprint was compared above
+        skip |= {"version", "data.sha256"}
     if fp != record["data"]["sha256"]:
         skip.add("data.sha256")
     found: list[str] = []

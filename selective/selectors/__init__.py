@@ -8,9 +8,15 @@ certificate of the step, which :class:`selective.Analysis` records on the ledger
 * Description length: :class:`TopK`, :class:`OrderedTopK`, :class:`FiniteChoice`,
   :class:`SparseValidate`, :class:`QuantizedAnswer`, :class:`LassoSupport`,
   :class:`ForwardStepwise`.
+
+Score objects for column screens (:class:`CandidateScores`, :class:`TwoGroupScores`, and for
+DP selectors :class:`ClippedMeanScores`, :class:`SignedClippedMeanScores`,
+:class:`ProportionScores`) accept a pandas or a Dask DataFrame: they are computed from
+streaming statistics merged over chunks (:mod:`selective.selectors.streaming`).
 """
 
 from .base import Selection, Selector
+from .clipped_scores import ClippedMeanScores, ProportionScores, SignedClippedMeanScores
 from .description import (
     FiniteChoice,
     ForwardStepwise,
@@ -20,7 +26,7 @@ from .description import (
     SparseValidate,
 )
 from .dp import NoisyStatistic, SparseVectorScreen
-from .scores import CandidateScores, candidate_scores, welch_t_scores
+from .scores import CandidateScores, TwoGroupScores, candidate_scores, welch_t_scores
 from .thresholdout import Thresholdout, ThresholdoutExperiment, thresholdout_parameters
 from .topk import NoisyTopK, SignedMeanScore, TopK
 
@@ -41,5 +47,6 @@ __all__ = [
     "QuantizedAnswer",
     "LassoSupport",
     "ForwardStepwise",
-    "candidate_scores", "welch_t_scores", "CandidateScores",
+    "candidate_scores", "welch_t_scores", "CandidateScores", "TwoGroupScores",
+    "ClippedMeanScores", "SignedClippedMeanScores", "ProportionScores",
 ]
