@@ -199,7 +199,7 @@ class CoefficientTest(TestSpec):
             pvalue_method, trusted = "asymptotic", glm_trusted_level(fit, self.model, [index], self.alternative)
         return make_result(
             spec=self, estimate=estimate, statistic=statistic, pvalue=pvalue, df=df, rule=rule, method=method,
-            n_obs=int(fit.nobs), pvalue_method=pvalue_method, trusted_level=trusted,
+            n_obs=int(fit.nobs), pvalue_method=pvalue_method, trusted_level=trusted, model_result=fit,
         )
 
     def _at_level(self, data, result, *, level, rng, max_resamples):
@@ -289,6 +289,7 @@ class JointWaldTest(TestSpec):
             n_obs=int(fit.nobs),
             pvalue_method=pvalue_method,
             trusted_level=trusted,
+            model_result=fit,
         )
 
     def _at_level(self, data, result, *, level, rng, max_resamples):
