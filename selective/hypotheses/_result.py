@@ -66,6 +66,9 @@ class IntervalRule:
 
     One-sided alternatives give one-sided intervals (the ones dual to the test), whose open
     end is the matching entry of ``bounds``. Both ends are clipped to ``bounds``.
+    ``transform="exp"`` reports ``exp`` of both ends (odds and rate ratios from a coefficient
+    interval on the link scale; exp is increasing, so coverage is unchanged); ``bounds`` are
+    then on the ratio scale.
 
     ``min_alpha`` is the smallest miscoverage at which the interval is trusted: below it
     :meth:`interval` returns ``(nan, nan)`` instead of a number. It is 0 for the intervals of
@@ -80,8 +83,11 @@ class IntervalRule:
     alternative: str = "two-sided"
     bounds: tuple[float, float] = (-math.inf, math.inf)
     min_alpha: float = 0.0
+    transform: str = "identity"
 
     def __post_init__(self) -> None:
+        if self.transform not in ("identity", "exp"):
+            raise ValueError(f"`transform` must be 'identity' or 'exp'; got {self.transform!r}.")
         if self.kind not in INTERVAL_KINDS:
             allowed = ", ".join(repr(k) for k in INTERVAL_KINDS)
             raise ValueError(f"`kind` must be one of {allowed}; got {self.kind!r}.")
@@ -110,6 +116,9 @@ class IntervalRule:
             crit = float(scipy.stats.norm.isf(tail))
             z, se = math.atanh(r) if abs(r) < 1 else math.copysign(math.inf, r), math.sqrt(factor / (n - 3))
             low, high = math.tanh(z - crit * se), math.tanh(z + crit * se)
+        if self.transform == "exp":
+            with np.errstate(over="ignore"):
+                low, high = float(np.exp(low)), float(np.exp(high))
         lo_bound, hi_bound = self.bounds
         if self.alternative == "greater":
             high = hi_bound
@@ -360,6 +369,7 @@ class TestResult:
                 "alternative": rule.alternative,
                 "bounds": [_json_float(v) for v in rule.bounds],
                 "min_alpha": _json_float(rule.min_alpha),
+                "transform": rule.transform,
             },
         }
 
@@ -382,6 +392,7 @@ class TestResult:
             alternative=r.get("alternative", "two-sided"),
             bounds=tuple(float(v) for v in r.get("bounds", (-math.inf, math.inf))),  # type: ignore[arg-type]
             min_alpha=float(r.get("min_alpha", 0.0)),
+            transform=r.get("transform", "identity"),
         )
         return cls(
             hypothesis=d["hypothesis"],
