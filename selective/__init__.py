@@ -5,7 +5,8 @@ hypotheses, and report corrected p-values next to the naive ones.
 
 Main entry points: :class:`Analysis`, the selectors :class:`TopK` and :class:`NoisyTopK` (more
 in :mod:`selective.selectors`), the test specs in :mod:`selective.hypotheses`, the certificates
-and the :class:`Ledger` in :mod:`selective.accounting`, and :mod:`selective.corrections`.
+and the :class:`Ledger` in :mod:`selective.accounting`, and :mod:`selective.corrections`;
+:func:`suggest_epsilon` chooses the budget of a DP selector.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .exceptions import (
     SelectiveWarning,
 )
 from .selectors import NoisyTopK, Selection, TopK
+from .selectors.epsilon import suggest_epsilon
 
 _deprecated.install()
 
@@ -45,6 +47,7 @@ __all__ = [
     "Selection",
     "TopK",
     "NoisyTopK",
+    "suggest_epsilon",
     "PureDP",
     "ApproxDP",
     "ZCDP",

@@ -14,7 +14,12 @@ import pandas as pd
 import pytest
 
 from selective.selectors.thresholdout import ThresholdoutExperiment
-from selective.validation.experiments import holdout_reuse_experiment, plot_holdout_reuse, thresholdout_gaussian_answers
+from selective.validation.experiments import (
+    holdout_reuse_experiment,
+    holdout_reuse_summary,
+    plot_holdout_reuse,
+    thresholdout_gaussian_answers,
+)
 
 
 def test_vectorised_thresholdout_matches_the_selector_class():
@@ -91,3 +96,20 @@ def test_experiment_command(tmp_path, capsys):
     assert "standard holdout" in out and "thresholdout" in out
     assert len(pd.read_csv(tmp_path / "r.csv")) == 2 * 2 * 2 * 3
     assert (tmp_path / "f.png").stat().st_size > 0
+
+
+def test_summary_has_flat_readable_headers(null_run):
+    table = holdout_reuse_summary(null_run)
+    assert list(table.columns) == ["method", "k", "training mean", "training sd", "holdout mean", "holdout sd",
+                                   "fresh mean", "fresh sd"]
+    assert not isinstance(table.columns, pd.MultiIndex) and all(isinstance(c, str) for c in table.columns)
+    markdown = table.to_markdown(index=False)
+    assert "(" not in markdown.splitlines()[0]  # no tuple headers such as ('mean', 'fresh')
+    # the numbers are the group means and standard deviations of the tidy frame
+    sub = null_run[(null_run.method == "thresholdout") & (null_run.k == 50) & (null_run.split == "holdout")]
+    row = table[(table.method == "thresholdout") & (table.k == 50)].iloc[0]
+    assert row["holdout mean"] == round(sub.accuracy.mean(), 4)
+    assert row["holdout sd"] == round(sub.accuracy.std(), 4)
+    assert len(table) == 2 * 3  # two methods, three k
+    with pytest.raises(ValueError, match="`frame` must be the tidy frame of holdout_reuse_experiment"):
+        holdout_reuse_summary(null_run.drop(columns="split"))

@@ -17,6 +17,18 @@ _COLUMNS = ("variable", "index", "sign", "estimate", "sd", "statistic", "vlo", "
             "pvalue_spacing", "pvalue_modspac", "pvalue_covtest")
 
 
+def _conf_int(ci: np.ndarray, level_alpha: float, alpha: float | None) -> np.ndarray:
+    """The stored intervals (miscoverage ``level_alpha``); another ``alpha`` needs a new run."""
+    if alpha is not None and not math.isclose(float(alpha), float(level_alpha), rel_tol=1e-12):
+        raise ValueError(f"`alpha` must be the miscoverage the intervals were computed at ({level_alpha!r}); got "
+                         f"{alpha!r}. Rerun the inference with alpha={alpha!r} for other intervals.")
+    return np.asarray(ci, dtype=float)
+
+
+def _table(head: str, frame: pd.DataFrame) -> str:
+    return head + "\n" + frame.to_string(float_format=lambda v: f"{v:.4g}")
+
+
 def _ro(a, dtype=float) -> np.ndarray:
     arr = np.array(a, dtype=dtype, copy=True)
     arr.setflags(write=False)
@@ -98,6 +110,11 @@ class SelectiveInferenceResult:
         body = self.to_frame()[cols].to_string(float_format=lambda v: f"{v:.4g}")
         return head + "\n" + body
 
+    def conf_int(self, alpha: float | None = None) -> np.ndarray:
+        """The selective intervals, shape ``(k, 2)`` (statsmodels' name); ``alpha`` may only
+        repeat the miscoverage they were computed at."""
+        return _conf_int(self.ci, self.alpha, alpha)
+
     @property
     def constraint_bytes(self) -> int:
         """Bytes held by the constraint matrix and offsets."""
@@ -153,6 +170,20 @@ class ManyMeansResult:
     k: int | None
     mu_hat_full: np.ndarray = field(repr=False, default=None)  # length n, 0 outside selection
 
+    @property
+    def estimate(self) -> np.ndarray:
+        """The conditional estimates ``mu_hat``, under the name the other results use."""
+        return self.mu_hat
+
+    def conf_int(self, alpha: float | None = None) -> np.ndarray:
+        """The selective intervals, shape ``(k, 2)``; ``alpha`` may only repeat their miscoverage."""
+        return _conf_int(self.ci, self.alpha, alpha)
+
+    def summary(self) -> str:
+        """A plain-text table of the selected means, headed by the selection rule."""
+        return _table(f"{self.method}: {len(self.selected)} mean(s) selected; sigma {self.sigma:.4g}; "
+                      f"{100 * (1 - self.alpha):.4g}% selective intervals", self.to_frame())
+
     def to_frame(self) -> pd.DataFrame:
         frame = pd.DataFrame({
             "index": np.asarray(self.selected, dtype=int),
@@ -181,6 +212,12 @@ class GroupInferenceResult:
     sigma: float              # nan when unknown
     df2: float                # denominator df (TF) or nan
     method: str = field(repr=False, default="")
+
+    def summary(self) -> str:
+        """A plain-text table of the group tests."""
+        sigma = "unknown (truncated F)" if math.isnan(self.sigma) else f"{self.sigma:.4g} (truncated chi)"
+        cols = ["group", "df", "statistic_name", "statistic", "pvalue"]
+        return _table(f"grouped forward stepwise: {len(self.groups)} group(s); sigma {sigma}", self.to_frame()[cols])
 
     def to_frame(self) -> pd.DataFrame:
         lows = [float(np.min(s[:, 0])) for s in self.support]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.stats
+from statsmodels.stats.proportion import proportion_confint
 
 from .._validation import check_in_interval
 
@@ -54,7 +55,9 @@ class IntervalRule:
 
     - ``"t"``: ``params = (estimate, standard_error, df)``, estimate +- t quantile * se;
     - ``"normal"``: ``params = (estimate, standard_error)``, estimate +- normal quantile * se;
-    - ``"wilson"``: ``params = (count, nobs)``, the Wilson score interval for a proportion;
+    - ``"wilson"``: ``params = (count, nobs)``, the Wilson (1927) score interval for a proportion
+      (statsmodels ``proportion_confint(method="wilson")``, whose critical value is an upper
+      quantile, ``norm.isf``, so it stays accurate for tiny miscoverages);
     - ``"fisher_z"``: ``params = (r, n, variance_factor)``,
       ``tanh(atanh(r) +- z * sqrt(variance_factor / (n - 3)))``;
     - ``"clopper_pearson"``: ``params = (count, nobs)``, the exact interval of Clopper and
@@ -63,6 +66,9 @@ class IntervalRule:
 
     One-sided alternatives give one-sided intervals (the ones dual to the test), whose open
     end is the matching entry of ``bounds``. Both ends are clipped to ``bounds``.
+    ``transform="exp"`` reports ``exp`` of both ends (odds and rate ratios from a coefficient
+    interval on the link scale; exp is increasing, so coverage is unchanged); ``bounds`` are
+    then on the ratio scale.
 
     ``min_alpha`` is the smallest miscoverage at which the interval is trusted: below it
     :meth:`interval` returns ``(nan, nan)`` instead of a number. It is 0 for the intervals of
@@ -77,8 +83,11 @@ class IntervalRule:
     alternative: str = "two-sided"
     bounds: tuple[float, float] = (-math.inf, math.inf)
     min_alpha: float = 0.0
+    transform: str = "identity"
 
     def __post_init__(self) -> None:
+        if self.transform not in ("identity", "exp"):
+            raise ValueError(f"`transform` must be 'identity' or 'exp'; got {self.transform!r}.")
         if self.kind not in INTERVAL_KINDS:
             allowed = ", ".join(repr(k) for k in INTERVAL_KINDS)
             raise ValueError(f"`kind` must be one of {allowed}; got {self.kind!r}.")
@@ -98,7 +107,8 @@ class IntervalRule:
             crit = float(scipy.stats.norm.isf(tail))
             low, high = estimate - crit * se, estimate + crit * se
         elif self.kind == "wilson":
-            low, high = _wilson(*self.params, crit=float(scipy.stats.norm.isf(tail)))
+            count, nobs = self.params  # statsmodels' Wilson interval, two-sided at 2 * tail (upper quantiles)
+            low, high = (float(v) for v in proportion_confint(count, nobs, alpha=2.0 * tail, method="wilson"))
         elif self.kind == "clopper_pearson":
             low, high = _clopper_pearson(*self.params, tail=tail)
         else:  # fisher_z
@@ -106,6 +116,9 @@ class IntervalRule:
             crit = float(scipy.stats.norm.isf(tail))
             z, se = math.atanh(r) if abs(r) < 1 else math.copysign(math.inf, r), math.sqrt(factor / (n - 3))
             low, high = math.tanh(z - crit * se), math.tanh(z + crit * se)
+        if self.transform == "exp":
+            with np.errstate(over="ignore"):
+                low, high = float(np.exp(low)), float(np.exp(high))
         lo_bound, hi_bound = self.bounds
         if self.alternative == "greater":
             high = hi_bound
@@ -122,16 +135,6 @@ def _clopper_pearson(count: float, nobs: float, *, tail: float) -> tuple[float, 
     low = 0.0 if k <= 0 else float(scipy.stats.beta.ppf(tail, k, n - k + 1))
     high = 1.0 if k >= n else float(scipy.stats.beta.isf(tail, k + 1, n - k))
     return (low, high)
-
-
-def _wilson(count: float, nobs: float, *, crit: float) -> tuple[float, float]:
-    """Wilson (1927) score interval: the proportions the score test does not reject."""
-    p = count / nobs
-    crit2 = crit * crit
-    denom = 1.0 + crit2 / nobs
-    center = (p + crit2 / (2.0 * nobs)) / denom
-    half = crit * math.sqrt(p * (1.0 - p) / nobs + crit2 / (4.0 * nobs * nobs)) / denom
-    return (center - half, center + half)
 
 
 def miscoverage(confidence_level: float | None, alpha: float | None) -> float:
@@ -204,6 +207,20 @@ class TestResult:
         :mod:`selective.hypotheses._trust` (1.0: trusted at no level below 1). A p-value must
         not be compared with a threshold below ``trusted_level``; neither may the interval
         ``ci_at(alpha=gamma)`` with ``gamma < trusted_level`` be reported as valid.
+    model_result : object or None
+        The fitted statsmodels results object behind the numbers where one exists
+        (``RegressionResults`` / ``GLMResults`` of :class:`~selective.hypotheses.CoefficientTest`
+        and :class:`~selective.hypotheses.JointWaldTest`), for its ``summary()``, residuals and
+        diagnostics; None otherwise. Not compared, not shown by ``repr``, not written by
+        :meth:`to_dict` and not pickled (a formula fit does not survive unpickling in
+        patsy): a result read back or unpickled has None.
+
+    Notes
+    -----
+    statsmodels / scipy names are available too: :attr:`pvalue` (= ``pvalue_naive``),
+    ``statistic``, :meth:`conf_int` (= ``ci_at(alpha=...)``) and :meth:`summary` (a text block);
+    notebooks show :meth:`_repr_html_`. Every number is naive: it ignores any selection
+    (:meth:`selective.Analysis.report` gives the corrected ones).
     """
 
     __test__ = False  # a class named Test* must not be collected by pytest
@@ -222,12 +239,67 @@ class TestResult:
     pvalue_method: str = "asymptotic"
     trusted_level: float = 1.0
     interval_rule: IntervalRule = field(default=IntervalRule(kind="none"), repr=False, compare=False)
+    model_result: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.pvalue_method not in PVALUE_METHODS:
             allowed = ", ".join(repr(m) for m in PVALUE_METHODS)
             raise ValueError(f"`pvalue_method` must be one of {allowed}; got {self.pvalue_method!r}.")
         check_in_interval("trusted_level", self.trusted_level, low=0.0, high=1.0)
+
+    def __reduce__(self):
+        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "model_result"}
+        return (_rebuild_result, (state,))
+
+    @property
+    def pvalue(self) -> float:
+        """The naive p-value (``pvalue_naive``), under the name statsmodels and scipy use."""
+        return self.pvalue_naive
+
+    def conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
+        """The naive interval of miscoverage ``alpha`` (statsmodels' name): ``ci_at(alpha=alpha)``.
+
+        One-sided when ``alternative`` is; ``(nan, nan)`` for a test without an interval.
+        """
+        return self.ci_at(alpha=alpha)
+
+    def _rows(self) -> list[tuple[str, str]]:
+        level = f"{100 * self.confidence_level:.4g}%"
+        side = "" if self.alternative == "two-sided" else f", one-sided ({self.alternative})"
+        low, high = self.ci_naive
+        ci = "n/a" if math.isnan(low) or math.isnan(high) else f"[{_num(low)}, {_num(high)}]"
+        df = "" if math.isnan(self.df) else _num(self.df)
+        df += "" if math.isnan(self.df_denom) else f", {_num(self.df_denom)}"
+        trust = ("trusted at every level" if self.trusted_level == 0 else "trusted at no level below 1"
+                 if self.trusted_level >= 1 else f"trusted down to {self.trusted_level:.3g}")
+        rows = [("estimate", _num(self.estimate)), (f"{level} CI{side}", ci), ("statistic", _num(self.statistic))]
+        rows += [("df", df)] if df else []
+        rows += [("p-value", _pvalue_text(self.pvalue_naive)), ("alternative", self.alternative),
+                 ("N", str(self.n_obs)), ("p-value method", f"{self.pvalue_method} ({trust})"),
+                 ("method", self.method)]
+        return rows
+
+    def summary(self) -> str:
+        """A plain-text block of the result (as statsmodels' or R's print), headed by the hypothesis."""
+        rows = self._rows()
+        width = max(len(k) for k, _ in rows)
+        lines = [f"{k:<{width}}  {v}" for k, v in rows]
+        rule = "=" * min(100, max(len(self.hypothesis), *(len(line) for line in lines)))
+        return "\n".join([self.hypothesis, rule, *lines, rule, _NAIVE_NOTE])
+
+    def __repr__(self) -> str:
+        ci = ", ".join(_num(v) for v in self.ci_naive)
+        return (f"TestResult({self.hypothesis!r}: estimate={_num(self.estimate)}, ci=({ci}), "
+                f"statistic={_num(self.statistic)}, pvalue={_pvalue_text(self.pvalue_naive)}, "
+                f"n_obs={self.n_obs}, pvalue_method={self.pvalue_method!r})")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
+                       f"{html.escape(v)}</td></tr>" for k, v in self._rows())
+        return (f"<table><caption style='text-align:left'><b>{html.escape(self.hypothesis)}</b></caption>{body}"
+                f"</table><p><i>{html.escape(_NAIVE_NOTE)}</i></p>")
 
     def trusted_at(self, level: float) -> bool:
         """Whether ``pvalue_naive`` may be compared with the threshold ``level``."""
@@ -297,6 +369,7 @@ class TestResult:
                 "alternative": rule.alternative,
                 "bounds": [_json_float(v) for v in rule.bounds],
                 "min_alpha": _json_float(rule.min_alpha),
+                "transform": rule.transform,
             },
         }
 
@@ -319,6 +392,7 @@ class TestResult:
             alternative=r.get("alternative", "two-sided"),
             bounds=tuple(float(v) for v in r.get("bounds", (-math.inf, math.inf))),  # type: ignore[arg-type]
             min_alpha=float(r.get("min_alpha", 0.0)),
+            transform=r.get("transform", "identity"),
         )
         return cls(
             hypothesis=d["hypothesis"],
@@ -336,6 +410,22 @@ class TestResult:
             n_obs=int(d["n_obs"]),
             interval_rule=rule,
         )
+
+
+def _rebuild_result(state: dict[str, Any]) -> TestResult:
+    """Unpickle a :class:`TestResult` (without its ``model_result``)."""
+    return TestResult(**state)
+
+
+_NAIVE_NOTE = "Naive result: it ignores any selection; Analysis.report() gives the corrected p-values."
+
+
+def _num(x: float) -> str:
+    return "nan" if math.isnan(x) else f"{x:.4g}"
+
+
+def _pvalue_text(p: float) -> str:
+    return "nan" if math.isnan(p) else f"{p:.3g}"
 
 
 _NON_FLOAT_COLUMNS = ("alternative", "method", "n_obs", "pvalue_method")
@@ -360,6 +450,7 @@ def make_result(
     trusted_level: float,
     df: float = _NAN,
     df_denom: float = _NAN,
+    model_result: Any = None,
 ) -> TestResult:
     """Assemble a TestResult from a spec and the numbers of its statsmodels / scipy call."""
     alpha = 1.0 - spec.confidence_level
@@ -378,6 +469,7 @@ def make_result(
         method=method,
         n_obs=int(n_obs),
         interval_rule=rule,
+        model_result=model_result,
     )
 
 

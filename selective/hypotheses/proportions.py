@@ -1,8 +1,10 @@
 """Tests of proportions (one and two samples) and the chi-square test of independence.
 
 Numbers come from ``statsmodels.stats.proportion.proportions_ztest`` and
-``statsmodels.stats.contingency_tables.Table``; none uses a continuity correction, so they
-agree with R's ``prop.test(..., correct = FALSE)`` and ``chisq.test(..., correct = FALSE)``.
+``statsmodels.stats.contingency_tables.Table``; by default none uses a continuity correction, so
+they agree with R's ``prop.test(..., correct = FALSE)`` and ``chisq.test(..., correct = FALSE)``.
+``ChiSquareIndependenceTest(correction=True)`` applies Yates' correction to 2x2 tables, as R's
+``chisq.test`` does by default.
 """
 
 from __future__ import annotations
@@ -238,8 +240,15 @@ class ChiSquareIndependenceTest(TestSpec):
     below 5. The test has no direction and no estimate: ``alternative`` must be
     ``"two-sided"``; estimate and interval are NaN.
 
+    ``correction=True`` applies Yates' continuity correction to a 2x2 table
+    (``scipy.stats.chi2_contingency(table, correction=True)``: each :math:`|O - E|` is reduced
+    by :math:`\\min(0.5, |O - E|)`, as R's ``chisq.test(correct = TRUE)``, R's default); larger
+    tables are never corrected (as in R).
+
     Asymptotic. ``trusted_level``: for a 2x2 table the exact conditional rule of
-    :class:`TwoSampleProportionTest`; for larger tables a Monte Carlo certificate from
+    :class:`TwoSampleProportionTest` (applied to the Yates p-values when corrected: rule 1 of
+    :mod:`~selective.hypotheses._trust` over the hypergeometric law given the margins); for
+    larger tables a Monte Carlo certificate from
     tables drawn with the observed margins (fixed seed per margins; it cannot certify below
     about 0.025). Below it, ``run_at_level`` gives Fisher's exact test for 2x2 tables, and
     otherwise the chi-square statistic against Monte Carlo tables with the observed margins
@@ -248,10 +257,14 @@ class ChiSquareIndependenceTest(TestSpec):
 
     column1: str
     column2: str
+    correction: bool = False
 
     def _check(self) -> None:
         check_column_name("column1", self.column1)
         check_column_name("column2", self.column2)
+        if not isinstance(self.correction, bool):
+            raise TypeError(f"`correction` (Yates' continuity correction for 2x2 tables) must be True or False; "
+                            f"got {self.correction!r}.")
         if self.column1 == self.column2:
             raise ValueError(f"`column1` and `column2` must differ; both are {self.column1!r}.")
         if self.alternative != "two-sided":
@@ -272,7 +285,17 @@ class ChiSquareIndependenceTest(TestSpec):
                 raise ValueError(
                     f"Column {column!r} takes a single value; a chi-square test of independence needs at least two."
                 )
-        result = Table(table, shift_zeros=False).test_nominal_association()
+        yates = self.correction and table.shape == (2, 2)
+        if yates:
+            statistic, pvalue, df, _ = scipy.stats.chi2_contingency(table, correction=True)
+            method = ("scipy.stats.chi2_contingency(pd.crosstab(column1, column2), correction=True) (Yates' "
+                      "continuity correction, as R's chisq.test(correct = TRUE))")
+            trusted = yates_trusted_level(table)
+        else:
+            result = Table(table, shift_zeros=False).test_nominal_association()
+            statistic, pvalue, df = result.statistic, result.pvalue, result.df
+            method = "statsmodels Table(pd.crosstab(column1, column2), shift_zeros=False).test_nominal_association()"
+            trusted = _trust.chi_square_table_trusted_level(table)
         expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
         if expected.min() < 5:
             warnings.warn(
@@ -284,14 +307,14 @@ class ChiSquareIndependenceTest(TestSpec):
         return make_result(
             spec=self,
             estimate=float("nan"),
-            statistic=result.statistic,
-            pvalue=result.pvalue,
-            df=result.df,
+            statistic=statistic,
+            pvalue=pvalue,
+            df=df,
             rule=IntervalRule(kind="none"),
-            method="statsmodels Table(pd.crosstab(column1, column2), shift_zeros=False).test_nominal_association()",
+            method=method,
             n_obs=int(table.sum()),
             pvalue_method="asymptotic",
-            trusted_level=_trust.chi_square_table_trusted_level(table),
+            trusted_level=trusted,
         )
 
     def _at_level(self, data, result, *, level, rng, max_resamples):
@@ -332,3 +355,25 @@ class ChiSquareIndependenceTest(TestSpec):
         counts = np.zeros((rows.max() + 1 if len(rows) else 0, cols.max() + 1 if len(cols) else 0))
         np.add.at(counts, (rows, cols), 1.0)
         return counts
+
+
+def yates_trusted_level(table: np.ndarray) -> float:
+    """Exact conditional trusted level of the Yates-corrected chi-square p-value of a 2x2 table.
+
+    Given the margins, the (1, 1) count :math:`x` is hypergeometric under independence whatever
+    the proportions; every cell then has the same :math:`|O - E| = |x - E_{11}|`, and the
+    corrected statistic is :math:`\\max(|x - E_{11}| - 1/2, 0)^2\\sum 1/E`. Rule 1 of
+    :mod:`~selective.hypotheses._trust` (:func:`~selective.hypotheses._trust.discrete_trusted_level`)
+    on these p-values and probabilities. Margins with a zero make the test undefined: 0.0.
+    """
+    table = np.asarray(table, dtype=float)
+    rows, cols = table.sum(axis=1), table.sum(axis=0)
+    total = float(table.sum())
+    if rows.min() == 0 or cols.min() == 0:
+        return 0.0
+    n1, s = int(rows[0]), int(cols[0])
+    x = np.arange(max(0, s - int(rows[1])), min(n1, s) + 1, dtype=float)
+    expected = np.outer(rows, cols) / total
+    statistic = np.maximum(np.abs(x - expected[0, 0]) - 0.5, 0.0) ** 2 * float(np.sum(1.0 / expected))
+    log_w = scipy.stats.hypergeom.logpmf(x, int(total), s, n1)
+    return _trust.discrete_trusted_level(scipy.stats.chi2.logsf(statistic, 1), log_w)

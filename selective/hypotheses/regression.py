@@ -29,6 +29,15 @@ from ._spec import TestSpec, check_frame, check_value, fmt, select
 __all__ = ["CoefficientTest", "JointWaldTest"]
 
 MODELS = ("ols", "logit", "poisson")
+#: covariance estimators of the coefficients (statsmodels' names); "cluster" needs ``groups``
+COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "cluster")
+#: why robust, clustered and weighted GLM p-values are trusted at no level below 1
+ROBUST_NOTE = (
+    "sandwich (robust or cluster) standard errors and weighted GLM fits are asymptotic and biased "
+    "downward in small samples and with few clusters; no rule here bounds their tail error, so they are "
+    "trusted at no level below 1 (trusted_level = 1.0) and corrected columns are withheld"
+)
+_RATIO_NAMES = {"logit": "odds ratio", "poisson": "rate ratio"}
 _MODEL_NAMES = {"ols": "OLS", "logit": "logit", "poisson": "Poisson"}
 _FAMILY_CALLS = {"logit": "sm.families.Binomial()", "poisson": "sm.families.Poisson()"}
 # IRLS to a relative deviance change of 1e-13 rather than statsmodels' default absolute 1e-8:
@@ -54,17 +63,35 @@ def _referenced_columns(formula: str, data: pd.DataFrame) -> list[Any]:
     return [c for c in data.columns if str(c) in tokens]
 
 
-def fit_model(formula: str, data: pd.DataFrame, model: str, *, missing: str):
+def fit_model(formula: str, data: pd.DataFrame, model: str, *, missing: str, weights: Any = None,
+              cov_type: str = "nonrobust", groups: Any = None):
     """Fit ``model`` ("ols", "logit" or "poisson") to ``data`` by ``formula``; return the results.
 
-    Missing values in the columns the formula uses are refused (``missing="raise"``) or their
-    rows dropped; the outcome must be numeric (booleans count as 0/1), in [0, 1] for a logit
-    model and non-negative for a Poisson model; the design must have full column rank.
+    Missing values in the columns the formula (and ``weights``, ``groups``) use are refused
+    (``missing="raise"``) or their rows dropped; the outcome must be numeric (booleans count as
+    0/1), in [0, 1] for a logit model and non-negative for a Poisson model; the design must
+    have full column rank. ``weights`` names a column of positive finite weights (OLS: WLS;
+    GLM: ``var_weights``); ``cov_type`` and ``groups`` choose the coefficient covariance.
     """
     data = check_frame(data)
     what = f"an {_MODEL_NAMES[model]} fit" if model == "ols" else f"a {_MODEL_NAMES[model]} fit"
-    frame = select(data, _referenced_columns(formula, data), missing=missing, what=what)
+    extra = [c for c in (weights, groups) if c is not None]
+    frame = select(data, _referenced_columns(formula, data) + extra, numeric=[weights] if weights is not None else [],
+                   missing=missing, what=what)
     fit_data = data.loc[frame.index]
+    w = None
+    if weights is not None:
+        w = frame[weights].to_numpy(dtype=float)
+        if not np.all(np.isfinite(w) & (w > 0)):
+            bad = float(w[~(np.isfinite(w) & (w > 0))][0])
+            raise ValueError(f"Column {weights!r} (the `weights`) must hold positive finite numbers; it holds {bad!r}.")
+    cov_kwds = None
+    if cov_type == "cluster":
+        codes, uniques = pd.factorize(frame[groups], sort=True)
+        if len(uniques) < 2:
+            raise ValueError(f"Column {groups!r} (the `groups` of cov_type='cluster') must hold at least two "
+                             f"clusters; it holds {len(uniques)}.")
+        cov_kwds = {"groups": codes}
     outcome = formula.split("~")[0].strip()
     if outcome in data.columns:
         series = fit_data[outcome]
@@ -84,10 +111,11 @@ def fit_model(formula: str, data: pd.DataFrame, model: str, *, missing: str):
             raise ValueError(f"Column {outcome!r} (the outcome of a Poisson model) must be >= 0; it holds {bad!r}.")
     try:
         if model == "ols":
-            mod = smf.ols(formula, data=fit_data, missing="raise")
+            mod = (smf.ols(formula, data=fit_data, missing="raise") if w is None
+                   else smf.wls(formula, data=fit_data, weights=w, missing="raise"))
         else:
             family = sm.families.Binomial() if model == "logit" else sm.families.Poisson()
-            mod = smf.glm(formula, data=fit_data, family=family, missing="raise")
+            mod = smf.glm(formula, data=fit_data, family=family, missing="raise", var_weights=w)
     except Exception as err:  # patsy / formulaic errors have no common base class
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
         name = re.search(r"name '([^']+)' is not defined", message)
@@ -107,17 +135,51 @@ def fit_model(formula: str, data: pd.DataFrame, model: str, *, missing: str):
         raise ValueError(
             f"{formula!r} has {n_params} coefficients and only {n_obs} observations; it needs more observations."
         )
-    fit = mod.fit() if model == "ols" else mod.fit(**GLM_FIT_OPTIONS)
+    robust = {} if cov_type == "nonrobust" else {"cov_type": cov_type, "cov_kwds": cov_kwds}
+    # OLS: t reference with robust covariance too (residual df; G - 1 for clusters), as R's coeftest
+    fit = mod.fit(**robust, **({"use_t": True} if robust else {})) if model == "ols" else mod.fit(
+        **GLM_FIT_OPTIONS, **robust)
     if model != "ols" and not fit.converged:
         warnings.warn(f"The {_MODEL_NAMES[model]} fit of {formula!r} did not converge.", SelectiveWarning, stacklevel=3)
     return fit
 
 
-def _model_call(formula: str, model: str) -> str:
+def _model_call(formula: str, model: str, spec: Any = None) -> str:
+    weights = getattr(spec, "weights", None)
+    cov_type = getattr(spec, "cov_type", "nonrobust")
+    robust = "" if cov_type == "nonrobust" else f"cov_type={cov_type!r}" + (
+        f", cov_kwds={{'groups': data[{spec.groups!r}]}}" if cov_type == "cluster" else "")
     if model == "ols":
-        return f"statsmodels.formula.api.ols({formula!r}, data).fit()"
-    options = ", ".join(f"{k}={v!r}" for k, v in GLM_FIT_OPTIONS.items())
-    return f"statsmodels.formula.api.glm({formula!r}, data, family={_FAMILY_CALLS[model]}).fit({options})"
+        call = "ols" if weights is None else "wls"
+        w = "" if weights is None else f", weights=data[{weights!r}]"
+        return f"statsmodels.formula.api.{call}({formula!r}, data{w}).fit({robust + ', use_t=True' if robust else ''})"
+    options = ", ".join(f"{k}={v!r}" for k, v in GLM_FIT_OPTIONS.items()) + (f", {robust}" if robust else "")
+    w = "" if weights is None else f", var_weights=data[{weights!r}]"
+    return f"statsmodels.formula.api.glm({formula!r}, data, family={_FAMILY_CALLS[model]}{w}).fit({options})"
+
+
+def _check_options(spec: Any) -> None:
+    """The covariance, weights and groups options shared by the regression specs."""
+    check_choice("cov_type", spec.cov_type, COV_TYPES)
+    if spec.cov_type == "cluster" and spec.groups is None:
+        raise ValueError("`groups` must name the column of cluster labels when cov_type='cluster'; got None.")
+    if spec.cov_type != "cluster" and spec.groups is not None:
+        raise ValueError(f"`groups` is used only with cov_type='cluster'; got groups={spec.groups!r} with "
+                         f"cov_type={spec.cov_type!r}.")
+    for name in ("weights", "groups"):
+        value = getattr(spec, name)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"`{name}` must be a column name (a string) or None; got {value!r}.")
+
+
+def _plain(spec: Any) -> bool:
+    """Whether the spec uses the ordinary covariance and no weights (the only case with trust rules)."""
+    return spec.cov_type == "nonrobust" and spec.weights is None
+
+
+def _fit(spec: Any, data: pd.DataFrame):
+    return fit_model(spec.formula, data, spec.model, missing=spec.missing, weights=spec.weights,
+                     cov_type=spec.cov_type, groups=spec.groups)
 
 
 def _term_index(fit, term: str) -> int:
@@ -149,12 +211,35 @@ class CoefficientTest(TestSpec):
     continuous nuisance covariate no exact version exists (residual permutation schemes
     such as Freedman and Lane's are only asymptotically valid), and the ordinary result is
     returned: withhold it.
+
+    Options (statsmodels' names):
+
+    - ``cov_type``: ``"nonrobust"`` (default), ``"HC0"``-``"HC3"`` (heteroskedasticity-robust
+      sandwich, as R's ``sandwich::vcovHC(type=...)``) or ``"cluster"`` with ``groups`` naming
+      the column of cluster labels (``vcovCL`` with statsmodels' small-sample factor). OLS then
+      keeps the t reference (residual df; G - 1 df for G clusters, as ``lmtest::coeftest``);
+      GLMs the normal one.
+    - ``weights``: a column of positive weights. OLS fits WLS (``Var(e_i) = sigma^2 / w_i``:
+      exact under normal errors with those relative variances, as R's ``lm(weights=)``); GLMs
+      pass them as ``var_weights`` (prior weights, as R's ``glm(weights=)``; not frequency
+      weights: rows are not replicated and N is the number of rows).
+    - ``exponentiate=True`` (logit and Poisson only): estimate and interval ends are
+      ``exp`` of the coefficient's, the odds ratio or rate ratio; ``value`` stays on the
+      coefficient (log) scale and the p-value is unchanged.
+
+    Robust and cluster covariances, and weighted GLMs, give asymptotic p-values trusted at no
+    level below 1 (``ROBUST_NOTE``): the report shows their naive p-values and withholds the
+    corrected columns; ``run_at_level`` has no exact version for them.
     """
 
     formula: str
     term: str
     model: str = "ols"
     value: float = 0.0
+    cov_type: str = "nonrobust"
+    groups: str | None = None
+    weights: str | None = None
+    exponentiate: bool = False
 
     def _check(self) -> None:
         _check_formula(self.formula)
@@ -164,12 +249,21 @@ class CoefficientTest(TestSpec):
             )
         check_choice("model", self.model, MODELS)
         check_value("value", self.value)
+        _check_options(self)
+        if not isinstance(self.exponentiate, bool):
+            raise TypeError(f"`exponentiate` must be True or False; got {self.exponentiate!r}.")
+        if self.exponentiate and self.model == "ols":
+            raise ValueError("`exponentiate=True` gives odds ratios (model='logit') or rate ratios (model='poisson'); "
+                             "got model='ols'.")
 
     def _describe(self) -> str:
-        return f"coef[{self.term}] = {fmt(self.value)} in {_MODEL_NAMES[self.model]} {self.formula}"
+        what = f"coef[{self.term}] = {fmt(self.value)}"
+        if self.exponentiate:
+            what = f"{_RATIO_NAMES[self.model]} exp(coef[{self.term}]) = {fmt(math.exp(float(self.value)))}"
+        return what + f" in {_MODEL_NAMES[self.model]} {self.formula}" + _options_label(self)
 
     def run(self, data: pd.DataFrame) -> TestResult:
-        fit = fit_model(self.formula, data, self.model, missing=self.missing)
+        fit = _fit(self, data)
         index = _term_index(fit, self.term)
         r_matrix = np.zeros((1, len(fit.params)))
         r_matrix[0, index] = 1.0
@@ -177,14 +271,15 @@ class CoefficientTest(TestSpec):
         statistic = float(np.squeeze(contrast.statistic))
         estimate = float(fit.params.iloc[index])
         se = float(fit.bse.iloc[index])
+        ratio = {"transform": "exp", "bounds": (0.0, math.inf)} if self.exponentiate else {}
         if self.model == "ols":
-            df = float(fit.df_resid)
+            df = float(getattr(fit, "df_resid_inference", None) or fit.df_resid)  # G - 1 with clusters
             dist = scipy.stats.t(df)
             rule = IntervalRule(kind="t", params=(estimate, se, df), alternative=self.alternative)
         else:
             df = float("nan")
             dist = scipy.stats.norm()
-            rule = IntervalRule(kind="normal", params=(estimate, se), alternative=self.alternative)
+            rule = IntervalRule(kind="normal", params=(estimate, se), alternative=self.alternative, **ratio)
         if self.alternative == "two-sided":
             pvalue = float(np.squeeze(contrast.pvalue))
         elif self.alternative == "greater":
@@ -192,20 +287,27 @@ class CoefficientTest(TestSpec):
         else:
             pvalue = float(dist.sf(-statistic))
         reference = "t" if self.model == "ols" else "normal"
-        method = f"{_model_call(self.formula, self.model)}.t_test('{self.term} = {fmt(self.value)}') ({reference})"
-        if self.model == "ols":
+        call = _model_call(self.formula, self.model, self)
+        method = f"{call}.t_test('{self.term} = {fmt(self.value)}') ({reference})"
+        if self.exponentiate:
+            method += f"; estimate and CI exponentiated ({_RATIO_NAMES[self.model]})"
+        if self.model == "ols" and self.cov_type == "nonrobust":
             pvalue_method, trusted = "exact_under_model", 0.0
+        elif not _plain(self):
+            pvalue_method, trusted = "asymptotic", 1.0
+            method += f"; {ROBUST_NOTE}"
         else:
             pvalue_method, trusted = "asymptotic", glm_trusted_level(fit, self.model, [index], self.alternative)
         return make_result(
-            spec=self, estimate=estimate, statistic=statistic, pvalue=pvalue, df=df, rule=rule, method=method,
-            n_obs=int(fit.nobs), pvalue_method=pvalue_method, trusted_level=trusted,
+            spec=self, estimate=math.exp(estimate) if self.exponentiate else estimate, statistic=statistic,
+            pvalue=pvalue, df=df, rule=rule, method=method,
+            n_obs=int(fit.nobs), pvalue_method=pvalue_method, trusted_level=trusted, model_result=fit,
         )
 
     def _at_level(self, data, result, *, level, rng, max_resamples):
-        if self.model == "ols" or float(self.value) != 0.0:
+        if self.model == "ols" or float(self.value) != 0.0 or not _plain(self):
             return None
-        fit = fit_model(self.formula, data, self.model, missing=self.missing)
+        fit = _fit(self, data)
         return _score_permutation(self, fit, result, [self.term], level=level, rng=rng, max_resamples=max_resamples)
 
 
@@ -225,12 +327,17 @@ class JointWaldTest(TestSpec):
     switches to the F reference. GLM: asymptotic (rule of :class:`CoefficientTest`, worst
     tested coefficient); ``run_at_level`` refers the score chi-square to the permutation
     law of the outcome within strata of identical nuisance rows, as :class:`CoefficientTest`.
+    ``cov_type``, ``groups`` and ``weights`` as in :class:`CoefficientTest` (robust, cluster and
+    weighted-GLM tests are trusted at no level below 1, and have no exact version).
     """
 
     formula: str
     terms: tuple[str, ...]
     model: str = "ols"
     use_f: bool | None = None
+    cov_type: str = "nonrobust"
+    groups: str | None = None
+    weights: str | None = None
 
     def _check(self) -> None:
         _check_formula(self.formula)
@@ -245,6 +352,7 @@ class JointWaldTest(TestSpec):
             raise TypeError(f"`use_f` must be True, False or None; got {self.use_f!r}.")
         if self.alternative != "two-sided":
             raise ValueError(f"`alternative` must be 'two-sided' for a joint Wald test; got {self.alternative!r}.")
+        _check_options(self)
 
     @property
     def uses_f(self) -> bool:
@@ -253,7 +361,8 @@ class JointWaldTest(TestSpec):
 
     def _describe(self) -> str:
         coefs = " = ".join(f"coef[{t}]" for t in self.terms)
-        return f"{coefs} = 0 in {_MODEL_NAMES[self.model]} {self.formula} ({'F' if self.uses_f else 'chi-square'} test)"
+        test = f"({'F' if self.uses_f else 'chi-square'} test)"
+        return f"{coefs} = 0 in {_MODEL_NAMES[self.model]} {self.formula}{_options_label(self)} {test}"
 
     def _wald(self, fit, use_f: bool):
         r_matrix = np.zeros((len(self.terms), len(fit.params)))
@@ -261,17 +370,20 @@ class JointWaldTest(TestSpec):
             r_matrix[row, _term_index(fit, term)] = 1.0
         wald = fit.wald_test(r_matrix, use_f=use_f, scalar=True)
         method = (
-            f"{_model_call(self.formula, self.model)}.wald_test(R, use_f={use_f}, scalar=True) "
+            f"{_model_call(self.formula, self.model, self)}.wald_test(R, use_f={use_f}, scalar=True) "
             f"({'F' if use_f else 'chi-square'}, R selects {list(self.terms)!r})"
         )
         return wald, method
 
     def run(self, data: pd.DataFrame) -> TestResult:
-        fit = fit_model(self.formula, data, self.model, missing=self.missing)
+        fit = _fit(self, data)
         use_f = self.uses_f
         wald, method = self._wald(fit, use_f)
         n_terms = len(self.terms)
-        if self.model == "ols":
+        if self.cov_type != "nonrobust" or (self.model != "ols" and self.weights is not None):
+            pvalue_method, trusted = "asymptotic", 1.0
+            method += f"; {ROBUST_NOTE}"
+        elif self.model == "ols":
             pvalue_method = "exact_under_model" if use_f else "asymptotic"
             trusted = 0.0 if use_f else _trust.chi2_vs_f_trusted_level(n_terms, float(fit.df_resid))
         else:
@@ -289,10 +401,13 @@ class JointWaldTest(TestSpec):
             n_obs=int(fit.nobs),
             pvalue_method=pvalue_method,
             trusted_level=trusted,
+            model_result=fit,
         )
 
     def _at_level(self, data, result, *, level, rng, max_resamples):
-        fit = fit_model(self.formula, data, self.model, missing=self.missing)
+        if self.cov_type != "nonrobust" or (self.model != "ols" and self.weights is not None):
+            return None
+        fit = _fit(self, data)
         if self.model == "ols":  # the chi-square reference of an OLS Wald statistic: use its exact F law
             wald, method = self._wald(fit, True)
             return with_pvalue(
@@ -302,6 +417,18 @@ class JointWaldTest(TestSpec):
         return _score_permutation(
             self, fit, result, list(self.terms), level=level, rng=rng, max_resamples=max_resamples
         )
+
+
+def _options_label(spec: Any) -> str:
+    """The options in a hypothesis label (empty for the defaults, so existing labels stay)."""
+    parts = []
+    if spec.weights is not None:
+        parts.append(f"weights {spec.weights}")
+    if spec.cov_type == "cluster":
+        parts.append(f"cluster-robust SE by {spec.groups}")
+    elif spec.cov_type != "nonrobust":
+        parts.append(f"{spec.cov_type} SE")
+    return f" [{', '.join(parts)}]" if parts else ""
 
 
 def glm_trusted_level(fit, model: str, columns: list[int], alternative: str) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +13,7 @@ import pandas as pd
 
 from .._validation import check_int, check_positive, check_rng
 from ..accounting.certificates import DescriptionLength, PureDP
+from ..exceptions import SelectiveWarning
 from .base import NonFiniteScoreError, Selection, declared_columns, ordered_labels
 
 __all__ = ["TopK", "NoisyTopK", "SignedMeanScore", "ScoreFunction"]
@@ -180,6 +182,14 @@ class NoisyTopK:
     Certificate ``PureDP(epsilon, rho=k (ε/k)²/8)``: basic composition of k ε/k-DP rounds (DR
     Thm 3.16), and the bounded-range zCDP of each round (THEORY.md 5.3), which tightens the
     mutual-information bound.
+
+    The cost grows with :math:`\varepsilon\sqrt n`: :meth:`select` warns
+    (:class:`~selective.SelectiveWarning`) when, on the rows it is given, the threshold the step
+    leaves the DP columns at α = 0.05 (:func:`~selective.selectors.epsilon.noisy_topk_threshold`,
+    declared in advance, the most favourable case) is below ``0.05 / C(m, k)``, the threshold
+    the same choice gets from its number of possible outputs without noise, or below the
+    smallest positive double (then the DP columns exceed α for every naive p-value above 0). Choose
+    ε with :func:`~selective.suggest_epsilon`.
     """
 
     k: int
@@ -216,6 +226,8 @@ class NoisyTopK:
         from ..mechanisms.exponential import report_noisy_topk
 
         rng = check_rng(rng)
+        if isinstance(data, pd.DataFrame) and len(data) >= 1:
+            _warn_if_epsilon_too_large(self, len(data))
         scores = _scores(self.score, data, self.candidates)
         m = len(scores)
         if self.k > m:
@@ -230,6 +242,56 @@ class NoisyTopK:
             label=f"noisy top-{self.k} of {m} by {self.name} (epsilon={self.epsilon:g})",
             details={"n_candidates": m, "k": self.k, "epsilon": self.epsilon, "sensitivity": self.sensitivity},
         )
+
+
+#: the level at which :meth:`NoisyTopK.select` judges its epsilon
+WARNING_ALPHA = 0.05
+
+
+def epsilon_warning(epsilon: float, n_rows: int, *, k: int, n_candidates: int) -> str | None:
+    """The warning :meth:`NoisyTopK.select` gives for ``epsilon`` on ``n_rows`` rows, or None.
+
+    Fires when the threshold at α = 0.05 of the DP columns (declared in advance: the most
+    favourable case) is below ``0.05 / C(m, k)``, the union-bound threshold of the same choice
+    described by its :math:`\binom mk` possible outputs (DFHPRR Thm 17; THEORY.md 3.6), or
+    below the smallest positive double. Both conditions are computed, not approximated: the
+    threshold is the one a report computes (:func:`~selective.selectors.epsilon.noisy_topk_threshold`).
+    With ``Analysis(units=...)`` the step costs at least as much (group privacy raises
+    :math:`\varepsilon^2 n`), so a step without a warning on the rows may still be costly on units.
+    """
+    from .epsilon import noisy_topk_threshold, suggest_epsilon
+
+    t = noisy_topk_threshold(epsilon, n_rows, k=k, alpha=WARNING_ALPHA)
+    n_outcomes = math.comb(n_candidates, k)
+    log2_without = math.log2(WARNING_ALPHA) - math.log2(n_outcomes)
+    log2_gamma = t.threshold.log2_gamma
+    if not (t.rejects_nothing or log2_gamma < log2_without):
+        return None
+    head = (f"NoisyTopK with epsilon = {epsilon:g} on n = {n_rows} rows: epsilon*sqrt(n) = "
+            f"{epsilon * math.sqrt(n_rows):.3g}, so the step costs {t.maxinfo_bits:.4g} bits of max-information "
+            f"(at beta = 0.001) and {t.mutual_info_bits:.4g} bits of mutual information.")
+    if t.rejects_nothing:
+        what = (f" At alpha = {WARNING_ALPHA:g} the max-information and mutual-information columns reject only "
+                f"naive p-values below 2^{log2_gamma:.5g} (2^-inf: none), smaller than any positive p-value a "
+                "double can hold: these columns exceed alpha for every naive p-value above 0.")
+    else:
+        what = (f" At alpha = {WARNING_ALPHA:g} the max-information and mutual-information columns reject only "
+                f"naive p-values below 2^{log2_gamma:.4g} = {2.0**log2_gamma:.3g}.")
+    what += (f" The same choice without noise (TopK: C({n_candidates}, {k}) = {n_outcomes} possible outputs) "
+             f"rejects below {2.0**log2_without:.3g}.")
+    if n_outcomes > 10:
+        s = suggest_epsilon(n_rows, k=k, alpha=WARNING_ALPHA, max_cost=10.0)
+        what += (f" epsilon <= {s.epsilon:.3g} keeps the threshold at alpha/10 or above "
+                 f"(selective.suggest_epsilon({n_rows}, k={k})).")
+    else:
+        what += " TopK keeps the threshold at alpha/10 or above without noise."
+    return head + what
+
+
+def _warn_if_epsilon_too_large(selector: NoisyTopK, n_rows: int) -> None:
+    message = epsilon_warning(selector.epsilon, n_rows, k=selector.k, n_candidates=len(selector.candidates))
+    if message is not None:
+        warnings.warn(message, SelectiveWarning, stacklevel=3)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ import pandas as pd
 from .._validation import check_int, check_positive, check_real, check_rng
 
 __all__ = ["holdout_reuse_experiment", "holdout_reuse_replication", "thresholdout_gaussian_answers",
-           "plot_holdout_reuse", "DEFAULT_K_GRID"]
+           "holdout_reuse_summary", "plot_holdout_reuse", "DEFAULT_K_GRID"]
 
 DEFAULT_K_GRID = (10, 20, 30, 45, 70, 100, 150, 200, 250, 300, 400, 500)
 
@@ -159,6 +159,38 @@ def holdout_reuse_experiment(*, n: int = 10_000, d: int = 10_000, k_grid: Sequen
         f.insert(0, "rep", r)
         frames.append(f)
     return pd.concat(frames, ignore_index=True)
+
+
+SPLITS = ("training", "holdout", "fresh")
+
+
+def holdout_reuse_summary(frame: pd.DataFrame, *, decimals: int = 4) -> pd.DataFrame:
+    """Mean and standard deviation of the accuracy over replications, one row per method and k.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        As returned by :func:`holdout_reuse_experiment`.
+    decimals : int, default 4
+        Rounding of the printed numbers.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``method``, ``k``, then ``"<split> mean"`` and ``"<split> sd"`` for the training,
+        holdout and fresh splits: flat, readable names (no tuples) for Markdown, LaTeX or CSV.
+        The standard deviation is over replications (NaN with a single one).
+    """
+    if not isinstance(frame, pd.DataFrame) or not {"method", "split", "k", "accuracy"} <= set(frame.columns):
+        raise ValueError("`frame` must be the tidy frame of holdout_reuse_experiment (columns method, k, split, "
+                         f"accuracy); got {type(frame).__name__} with columns {list(getattr(frame, 'columns', []))!r}.")
+    check_int("decimals", decimals, low=0)
+    stats = frame.groupby(["method", "k", "split"])["accuracy"].agg(["mean", "std"]).unstack("split")
+    out = pd.DataFrame(index=stats.index)
+    for split in [s for s in SPLITS if s in stats.columns.get_level_values("split")]:
+        out[f"{split} mean"] = stats[("mean", split)]
+        out[f"{split} sd"] = stats[("std", split)]
+    return out.round(decimals).reset_index()
 
 
 def plot_holdout_reuse(frame: pd.DataFrame, *, axes=None):

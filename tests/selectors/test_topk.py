@@ -119,6 +119,7 @@ def test_signed_mean_score_and_sensitivity():
         assert np.all(np.abs(s(d2) - base) <= s.sensitivity(50) + 1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::selective.SelectiveWarning")  # epsilon far too large: warned
 class TestArgumentsAndExtremes:
     def test_candidates_must_be_an_ordered_collection(self):
         with pytest.raises(TypeError, match=r"`candidates` must be an ordered collection .* got a set"):
