@@ -215,7 +215,29 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         fig.savefig(args.plot, dpi=120, bbox_inches="tight")
         if not args.quiet:
             print(f"plot written to {args.plot}", file=sys.stderr)
+    if args.output:
+        from .validation.validate import release_table
+
+        text = release_table(results, command=_validate_command(args), seed=args.seed)
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if not args.quiet:
+            print(f"release table written to {args.output}", file=sys.stderr)
     return EXIT_OK if failing.empty else EXIT_MISMATCH
+
+
+def _validate_command(args: argparse.Namespace) -> str:
+    """The ``selective validate`` command line that reproduces ``args`` (options that change the numbers,
+    and the output file)."""
+    import shlex
+
+    parts = ["selective", "validate"]
+    if args.scenario:
+        parts += ["--scenario", args.scenario]
+    if args.reps:
+        parts += ["--reps", str(args.reps)]
+    parts += ["--alpha", f"{args.alpha:g}", "--seed", str(args.seed), "--output", args.output]
+    return " ".join(shlex.quote(p) for p in parts)
 
 
 def _positive_int(text: str) -> int:
@@ -242,9 +264,11 @@ def add_validate_command(subparsers) -> argparse.ArgumentParser:
     """Register ``validate`` on an argparse subparsers object (``parser.add_subparsers()``).
 
     ``selective validate [--scenario NAME] [--reps N] [--jobs J] [--alpha A] [--seed S]
-    [--plot FILE] [--quiet]`` runs the scenario library (or one scenario) through
-    :func:`selective.validation.validate.validate` and prints the type-I error and power table
-    of each; the handler is stored as ``func`` and returns the exit code 0. Unknown scenario
+    [--plot FILE] [--output FILE] [--quiet]`` runs the scenario library (or one scenario)
+    through :func:`selective.validation.validate.validate` and prints the type-I error and
+    power table of each; ``--output`` also writes the Markdown release table
+    (:func:`selective.validation.validate.release_table`). The handler is stored as ``func``
+    and returns the exit code 0, or 3 when a column labelled valid fails. Unknown scenario
     names raise ``ValueError`` (:func:`main` maps it to exit code 2).
 
     Parameters
@@ -269,6 +293,9 @@ def add_validate_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=_level, default=0.05, help="level (default 0.05)")
     p.add_argument("--seed", type=int, default=2024, help="root seed (default 2024)")
     p.add_argument("--plot", metavar="FILE", help="write the rejection-rate plot to FILE (png, pdf, svg)")
+    p.add_argument("--output", metavar="FILE",
+                   help="write the Markdown release table to FILE: every column of every scenario with its "
+                        "rejection rate, Monte-Carlo interval, verdict and reason, the seed and this command line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_validate)
     return p

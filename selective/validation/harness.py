@@ -131,6 +131,8 @@ class SimulationResult:
         The scenario's statement of which hypotheses are null (empty for a pipeline).
     elapsed_seconds : float
         Wall time (not part of the comparison of two results).
+    column_labels : dict of str to str
+        Labels of the target's own columns (those not in :data:`PVALUE_COLUMNS`).
     """
 
     frame: pd.DataFrame
@@ -142,6 +144,7 @@ class SimulationResult:
     confidence_level: float = 0.95
     truth: str = ""
     elapsed_seconds: float = field(default=math.nan, compare=False)
+    column_labels: dict[str, str] = field(default_factory=dict, compare=False)
 
     def __repr__(self) -> str:
         return (f"SimulationResult({self.name!r}, n_reps={self.n_reps}, alpha={self.alpha:g})\n"
@@ -165,6 +168,10 @@ class SimulationResult:
         """The p-value columns measured, in order."""
         return tuple(dict.fromkeys(self.frame["column"]))
 
+    def label(self, column: str) -> str:
+        """The method label of a p-value column (its name when it has none)."""
+        return COLUMN_LABELS.get(column, self.column_labels.get(column, column))
+
     def rate(self, column: str, measure: str = "type_one_error", alpha: float | None = None) -> pd.Series:
         """The row of ``frame`` for one column, measure and level."""
         a = self.alpha if alpha is None else alpha
@@ -186,7 +193,7 @@ class SimulationResult:
             out[f"{short}_ci_low"] = g["ci_low"]
             out[f"{short}_ci_high"] = g["ci_high"]
         out["fwer"] = f[f.measure == "fwer"].set_index("column")["rate"]
-        out.insert(0, "method", [COLUMN_LABELS.get(c, c) for c in out.index])
+        out.insert(0, "method", [self.label(c) for c in out.index])
         return out
 
     def to_markdown(self, alpha: float | None = None, digits: int = 3) -> str:
@@ -256,7 +263,9 @@ def simulate(target: Any, *, n_reps: int, alpha: float = 0.05, alphas: Sequence[
     nonnull : iterable of str
         Hypotheses (row names) with a real effect, for pipelines without ``is_null``.
     columns : sequence of str, optional
-        P-value columns to measure (default: all of :data:`PVALUE_COLUMNS` that occur).
+        P-value columns to measure (default: the target's ``columns``, else all of
+        :data:`PVALUE_COLUMNS` that occur). A scenario may add columns of its own, named with
+        their labels in its ``column_labels``.
     progress : bool
         Show a tqdm progress bar on stderr.
     confidence_level : float
@@ -281,9 +290,11 @@ def simulate(target: Any, *, n_reps: int, alpha: float = 0.05, alphas: Sequence[
     if n_tests is not None:
         n_tests = check_int("n_tests", n_tests, low=1)
     cols = tuple(columns) if columns is not None else tuple(getattr(target, "columns", PVALUE_COLUMNS))
-    bad = [c for c in cols if c not in PVALUE_COLUMNS]
+    labels = dict(getattr(target, "column_labels", {}) or {})
+    bad = [c for c in cols if c not in PVALUE_COLUMNS and c not in labels]
     if bad:
-        raise ValueError(f"`columns` must be among {PVALUE_COLUMNS!r}; got {bad!r}.")
+        raise ValueError(f"`columns` must be among {PVALUE_COLUMNS!r} or the target's own `column_labels`; "
+                         f"got {bad!r}.")
     preferred = getattr(target, "chunk_size", 250)
     workers = n_jobs if backend == "local" else _dask_workers(client)
     if chunk_size is None:
@@ -304,7 +315,8 @@ def simulate(target: Any, *, n_reps: int, alpha: float = 0.05, alphas: Sequence[
     frame = total.to_frame(str(label), level)
     return SimulationResult(frame=frame, name=str(label), n_reps=n_reps, alpha=a, alphas=grid,
                             seed_entropy=int(root.entropy), confidence_level=level,
-                            truth=str(getattr(target, "truth", "")), elapsed_seconds=time.perf_counter() - t0)
+                            truth=str(getattr(target, "truth", "")), elapsed_seconds=time.perf_counter() - t0,
+                            column_labels={c: labels[c] for c in cols if c in labels})
 
 
 def _dask_workers(client: Any) -> int:

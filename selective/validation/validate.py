@@ -16,11 +16,11 @@ from scipy import stats
 
 from .._validation import check_int
 from .harness import SimulationResult, simulate
-from .outcomes import COLUMN_LABELS, replication_seed, root_sequence
+from .outcomes import COLUMN_LABELS, PVALUE_COLUMNS, replication_seed, root_sequence
 from .plots import plot_validation
 from .scenarios import SCENARIOS, get_scenario
 
-__all__ = ["validate", "plot_validation", "verdicts", "VALIDITY_LEVELS", "FAILURE_P"]
+__all__ = ["validate", "plot_validation", "verdicts", "release_table", "VALIDITY_LEVELS", "FAILURE_P"]
 
 #: Levels at which every column labelled valid must hold its level in every scenario.
 VALIDITY_LEVELS = (0.05, 0.01)
@@ -85,7 +85,9 @@ def verdicts(results: dict[str, SimulationResult], *, levels: Sequence[float] = 
     exact binomial test of "type-I error rate > alpha" has p-value above ``failure_p``; else it
     ``FAILS``. The naive column and the scenario's diagnostic columns are ``not valid`` (shown to
     prove a point, with the reason); columns the package withholds in the scenario are
-    ``withheld`` with the reason, never shown as a number.
+    ``withheld`` with the reason, never shown as a number. A column the scenario declares
+    withheld but which tested something in some replication is judged like a valid column, with
+    a reason saying so (withholding can only remove rejections, so it never hides a failure).
 
     Returns
     -------
@@ -99,12 +101,15 @@ def verdicts(results: dict[str, SimulationResult], *, levels: Sequence[float] = 
         invalid = dict(getattr(sc, "invalid_columns", {}) or {})
         withheld = dict(getattr(sc, "withheld_columns", {}) or {})
         invalid.setdefault("pvalue_naive", "ignores the selection (shown as the baseline)")
+        labels = {**dict(getattr(sc, "column_labels", {}) or {}), **getattr(res, "column_labels", {})}
         for col in list(res.columns) + [c for c in withheld if c not in res.columns]:
-            base = {"scenario": name, "column": col, "method": COLUMN_LABELS.get(col, col)}
-            if col in withheld:
+            base = {"scenario": name, "column": col, "method": COLUMN_LABELS.get(col, labels.get(col, col))}
+            if col in withheld and col not in res.columns:
                 rows.append({**base, "verdict": "withheld", "worst_rate": math.nan, "worst_alpha": math.nan,
                              "p_above": math.nan, "reason": withheld[col]})
                 continue
+            # a column the scenario says is withheld but that showed numbers is judged as a
+            # valid one (a withheld column may never hide a failure)
             worst = None
             for a in levels:
                 try:
@@ -125,7 +130,115 @@ def verdicts(results: dict[str, SimulationResult], *, levels: Sequence[float] = 
             else:
                 verdict = "holds" if worst[0] > failure_p else "FAILS"
                 reason = "" if verdict == "holds" else f"rate {worst[1]:.4g} at alpha {worst[2]:g}"
+                if col in withheld:
+                    reason = "; ".join(x for x in (reason, "expected withheld, but numbers were shown") if x)
             rows.append({**base, "verdict": verdict, "worst_rate": worst[1], "worst_alpha": worst[2],
                          "p_above": worst[0], "reason": reason})
     return pd.DataFrame(rows, columns=["scenario", "column", "method", "verdict", "worst_rate", "worst_alpha",
                                        "p_above", "reason"])
+
+
+def _cell(x: float) -> str:
+    return "n/a" if not math.isfinite(x) else f"{x:.3f}"
+
+
+def _rate_with_interval(res: SimulationResult, col: str, alpha: float) -> str:
+    try:
+        r = res.rate(col, alpha=alpha)
+    except KeyError:
+        return "n/a"
+    return f"{_cell(float(r.rate))} [{_cell(float(r.ci_low))}, {_cell(float(r.ci_high))}]"
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def release_table(results: dict[str, SimulationResult], *, command: str, seed: Any,
+                  levels: Sequence[float] = VALIDITY_LEVELS, failure_p: float = FAILURE_P) -> str:
+    """The Markdown release table of a run of :func:`validate` (``selective validate --output``).
+
+    A header (the command line that produced it, the root seed, the rule behind the verdicts
+    and their count), a summary of every column in every scenario (the type-I error at the
+    first of ``levels`` and the verdict), then one section per scenario: its description,
+    truth, replications and seed, and per column the type-I error at each level with its
+    Monte-Carlo interval, the verdict and the reason (why a column is not valid, or withheld).
+
+    Parameters
+    ----------
+    results : dict of str to SimulationResult
+        From :func:`validate`.
+    command : str
+        The command line that produced the results (printed so that the table can be remade).
+    seed : int
+        The root seed given to :func:`validate`.
+    levels, failure_p
+        As for :func:`verdicts`.
+
+    Returns
+    -------
+    str
+        The document, ending with a newline. The same results give the same text (no clock).
+    """
+    from .. import __version__
+
+    table = verdicts(results, levels=levels, failure_p=failure_p)
+    order = list(SCENARIOS)
+    a0 = levels[0]
+    lv = " and ".join(f"{a:g}" for a in levels)
+    n_hold, n_fail = int((table.verdict == "holds").sum()), int((table.verdict == "FAILS").sum())
+    conf = next(iter(results.values())).confidence_level if results else 0.95
+    out = [
+        "# Validation of the scenario library", "",
+        f"Produced by `{command}` (selective {__version__}). Root seed {seed}: the scenario at position i of "
+        "the library (`selective.validation.scenarios.SCENARIOS`) uses the seed sequence "
+        "`SeedSequence(seed).spawn(i + 1)[i]`, whatever else is run.", "",
+        f"Type-I error of every p-value column under each scenario's null, at alpha = {lv}, with "
+        f"{conf:.0%} Clopper-Pearson (Monte-Carlo) intervals. A column the package labels valid FAILS when "
+        f"a one-sided exact binomial test of \"rate > alpha\" has p < {failure_p:g} at some level (a correct "
+        "column fails with at most that probability per level); *not valid* columns are shown to prove a "
+        "point (the naive p-value, diagnostics); *withheld* columns are never shown as numbers, for the "
+        "reason given.", "",
+        f"**{n_hold} valid column(s) hold their level; {n_fail} fail.**", "",
+    ]
+    columns = [c for c in PVALUE_COLUMNS if c in set(table.column)]
+    columns += [c for c in dict.fromkeys(table.column) if c not in columns]
+    labels = dict(zip(table.column, table.method, strict=True))
+    out += [f"## Summary: type-I error at alpha = {a0:g}", "",
+            "| scenario | reps | " + " | ".join(_md(labels[c]) for c in columns) + " |",
+            "|---|---:|" + "---:|" * len(columns)]
+    for name, res in results.items():
+        mine = table[table.scenario == name].set_index("column")
+        cells = []
+        for c in columns:
+            if c not in mine.index:
+                cells.append("")
+                continue
+            v = mine.loc[c]
+            if v.verdict == "withheld":
+                cells.append("withheld")
+                continue
+            try:
+                rate = _cell(float(res.rate(c, alpha=a0).rate))
+            except KeyError:
+                rate = "n/a"
+            mark = {"holds": "", "FAILS": " **FAILS**"}.get(v.verdict, " (not valid)")
+            cells.append(rate + mark)
+        out.append(f"| {_md(name)} | {res.n_reps} | " + " | ".join(cells) + " |")
+    out.append("")
+    for name, res in results.items():
+        sc = get_scenario(name) if name in SCENARIOS else None
+        pos = order.index(name) if name in order else None
+        out += [f"## {_md(name)}", ""]
+        if sc is not None:
+            out += [f"{sc.description[:1].upper()}{sc.description[1:]}. {sc.truth}", ""]
+        where = f"position {pos}" if pos is not None else "not in the library"
+        out += [f"{res.n_reps} replications; root seed {seed}, {where}.", "",
+                "| column | method | " + " | ".join(f"type I at {a:g} [CI]" for a in levels) + " | verdict | reason |",
+                "|---|---|" + "---:|" * len(levels) + "---|---|"]
+        for _, v in table[table.scenario == name].iterrows():
+            rates = ["" if v.verdict == "withheld" else _rate_with_interval(res, v.column, a) for a in levels]
+            verdict = "**FAILS**" if v.verdict == "FAILS" else v.verdict
+            out.append(f"| {v.column} | {_md(v.method)} | " + " | ".join(rates) + f" | {verdict} | {_md(v.reason)} |")
+        out.append("")
+    return "\n".join(out)

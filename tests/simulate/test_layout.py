@@ -61,7 +61,11 @@ def test_the_library_keeps_its_order():
     """validate() seeds scenario i by its position i: new scenarios go at the end."""
     assert list(SCENARIOS) == ["preregistered", "topk_noise", "sparse_vector_threshold", "holdout_reuse", "freedman",
                                "lasso_support", "forward_stepwise", "dp_then_dl", "topk_signal",
-                               "adaptive_family", "repeated_measures", "noisy_topk_thm20"]
+                               "adaptive_family", "repeated_measures", "noisy_topk_thm20",
+                               "trusted_two_proportion_rare", "trusted_welch_skewed",
+                               "trusted_studentised_mean_skewed", "trusted_spearman_small_n",
+                               "trusted_poisson_exposure", "unknown_sigma_stepwise", "noisy_topk_thm20_eps0.3",
+                               "noisy_topk_thm20_eps2"]
     assert scenario_names() == tuple(SCENARIOS)
     assert all(get_scenario(name) is sc for name, sc in SCENARIOS.items())
 

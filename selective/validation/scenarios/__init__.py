@@ -14,6 +14,8 @@ certificates (THEORY.md 3.2), so they are computed in one vectorised call to
 :func:`selective.corrections.correct`; ``TopKNoise.pipeline`` runs the same replication through
 :class:`~selective.Analysis` to show that the two agree.
 
+Scenarios may add columns of their own (diagnostics), named in ``column_labels``.
+
 Data splitting (``pvalue_split``) reruns the same selection on a declared fraction of the rows
 and tests on the others, needing no correction. Exact conditional p-values
 (``pvalue_conditional``) come from :mod:`selective.conditional` for the lasso and stepwise
@@ -22,7 +24,12 @@ scenarios, with the noise level σ = 1 known.
 One module per family: :mod:`.base` (:class:`Scenario` and the shared pieces),
 :mod:`.selection` (no selection; top-k), :mod:`.dp` (Sparse Vector; noisy top-k then
 description length), :mod:`.holdout`, :mod:`.freedman`, :mod:`.regression` (lasso; forward
-stepwise), and :mod:`.registry` (:data:`SCENARIOS` in its fixed order). The scenarios use only
+stepwise), :mod:`.adaptive` (adaptive steps; nested rows; Theorem 20), :mod:`.trusted`
+(asymptotic tests at the corrected level, run through :class:`~selective.Analysis` and its
+report, so that the report's exact or permutation fallback is what is validated),
+:mod:`.sigma` (conditional inference with the noise level unknown), and :mod:`.registry`
+(:data:`SCENARIOS` in its fixed order; new scenarios go at the end, since a scenario's seed is
+its position). The scenarios use only
 the lower validation modules (:mod:`~selective.validation.outcomes`,
 :mod:`~selective.validation.splitting`), never the harness.
 """
@@ -35,6 +42,15 @@ from .holdout import HoldoutReuse
 from .registry import SCENARIOS, get_scenario, scenario_names
 from .regression import ForwardStepwisePath, LassoFixedLambda
 from .selection import Preregistered, TopKNoise
+from .sigma import UnknownSigmaStepwise
+from .trusted import (
+    PoissonExposure,
+    SpearmanSmallN,
+    StudentisedMeanSkewed,
+    TrustedReplication,
+    TwoProportionRare,
+    WelchSkewed,
+)
 
 __all__ = [
     "AdaptiveFamily",
@@ -49,6 +65,13 @@ __all__ = [
     "LassoFixedLambda",
     "ForwardStepwisePath",
     "DPThenDescriptionLength",
+    "TwoProportionRare",
+    "WelchSkewed",
+    "StudentisedMeanSkewed",
+    "SpearmanSmallN",
+    "PoissonExposure",
+    "TrustedReplication",
+    "UnknownSigmaStepwise",
     "FreedmanSummary",
     "freedman_paradox",
     "SCENARIOS",

@@ -76,6 +76,8 @@ class Scenario:
     invalid_columns: ClassVar[dict[str, str]] = {}
     #: columns the package withholds in this scenario (every value NaN), with the reason
     withheld_columns: ClassVar[dict[str, str]] = {}
+    #: labels of the scenario's own columns (those outside ``outcomes.PVALUE_COLUMNS``)
+    column_labels: ClassVar[dict[str, str]] = {}
 
     def __post_init__(self) -> None:
         check_probability("split_fraction", self.split_fraction, closed="neither")

@@ -9,6 +9,8 @@ from .freedman import FreedmanScreening
 from .holdout import HoldoutReuse
 from .regression import ForwardStepwisePath, LassoFixedLambda
 from .selection import Preregistered, TopKNoise
+from .sigma import UnknownSigmaStepwise
+from .trusted import PoissonExposure, SpearmanSmallN, StudentisedMeanSkewed, TwoProportionRare, WelchSkewed
 
 __all__ = ["SCENARIOS", "scenario_names", "get_scenario"]
 
@@ -27,6 +29,14 @@ SCENARIOS: dict[str, Scenario] = {
         AdaptiveFamily(),
         RepeatedMeasures(),
         NoisyTopKTheorem20(),
+        TwoProportionRare(),
+        WelchSkewed(),
+        StudentisedMeanSkewed(),
+        SpearmanSmallN(),
+        PoissonExposure(),
+        UnknownSigmaStepwise(),
+        NoisyTopKTheorem20(name="noisy_topk_thm20_eps0.3", eps_sqrt_n=0.3),
+        NoisyTopKTheorem20(name="noisy_topk_thm20_eps2", eps_sqrt_n=2.0),
     )
 }
 """The scenario library, by name, in a fixed order: :func:`selective.validation.validate.validate`
