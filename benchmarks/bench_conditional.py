@@ -10,11 +10,14 @@ for the number of timed runs). For each conditional function
 * many means: top-100 of 10,000 means (R: ``manyMeans``);
 * grouped forward stepwise: 5 of 40 groups of 5 columns, n = 500, unknown sigma (R:
   ``groupfs(center=TRUE)`` + ``groupfsInf``),
-* noise level by cross-validated lasso: ``estimate_sigma``, n = 500, p = 100 (R:
-  ``estimateSigma``, glmnet's compiled coordinate descent; the package solves every lasso of
-  the 11 paths exactly),
+* noise level by cross-validated lasso: ``estimate_sigma``, n = 2000, p = 500 (R:
+  ``estimateSigma``, glmnet's compiled coordinate descent stopped at ``thresh = 1e-7``; the
+  package solves every lasso of the 11 paths exactly, on Gram matrices, the training folds'
+  obtained by subtracting the held-out rows' cross-products),
 * fixed-lambda lasso, ``type="full"`` with p > n (the debiased lasso): n = 100, p = 200 (R:
-  glmnet + ``fixedLassoInf(type = "full")``, its debiasing matrix in C),
+  glmnet + ``fixedLassoInf(type = "full")``, its debiasing matrix in C), and the same at a
+  small size, n = 25, p = 40, where the debiasing coordinate descent runs to its iteration
+  limits (the package repeats R's C loop operation by operation, in Python),
 
 it prints the median seconds of the package and, when R, rpy2 and selectiveInference are
 installed, of R on the same data, the runs interleaved (package, R, package, R, ...) so that
@@ -62,15 +65,18 @@ from selective.conditional import (
 )
 
 FULL = dict(n=2000, p=500, steps=20, means_n=10_000, means_k=100, groups_n=500, groups=40, group_size=5,
-            group_steps=5, sigma_n=500, sigma_p=100, wide_n=100, wide_p=200)
+            group_steps=5, sigma_n=2000, sigma_p=500, wide_n=100, wide_p=200,
+            small_n=25, small_p=40)
 QUICK = dict(n=300, p=60, steps=5, means_n=1000, means_k=20, groups_n=100, groups=10, group_size=3,
-             group_steps=3, sigma_n=100, sigma_p=20, wide_n=40, wide_p=80)
+             group_steps=3, sigma_n=100, sigma_p=20, wide_n=40, wide_p=80,
+             small_n=25, small_p=40)
 
 #: Median seconds of R selectiveInference 1.2.5 (R 4.2.2 from Debian 12, glmnet 4.1-6, reference
 #: BLAS) at the FULL sizes, measured by this script on a busy 2-core machine; shown when R is
 #: not installed.
 R_REFERENCE_SECONDS = {"lasso": 2.06, "fs": 20.0, "lar": 19.4, "manyMeans": 0.081, "groupfs": 2.75,
-                       "estimateSigma": 0.128, "lasso_full": 0.198}
+                       "estimateSigma": 1.19, "lasso_full": 0.198,
+                       "lasso_full_small": 0.044}
 
 
 # ---------------------------------------------------------------- data
@@ -362,6 +368,8 @@ def _run(args) -> None:
     Xs, ys = _regression(size["sigma_n"], size["sigma_p"], seed=2029)
     Xw, yw = _regression(size["wide_n"], size["wide_p"], seed=2030)
     lam_w = 2.0 * np.sqrt(2 * size["wide_n"] * np.log(size["wide_p"]))
+    Xq, yq = _regression(size["small_n"], size["small_p"], seed=2030)
+    lam_q = 2.0 * np.sqrt(2 * size["small_n"] * np.log(size["small_p"]))
     # warm up: imports and first-call costs are not part of the timing
     _package_lasso(X[:100, :20], y[:100], 20.0)
     _package_fs(X[:100, :20], y[:100], 2)
@@ -373,6 +381,7 @@ def _run(args) -> None:
         xr, yr, xgr, ygr, ymr, ir = (to_r(v) for v in (X, y, Xg, yg, ym, index.astype(np.int64)))
         lamr, kr, mkr, gkr = (to_r(v) for v in (float(lam), int(k), int(size["means_k"]), int(size["group_steps"])))
         xsr, ysr, xwr, ywr, lamwr = (to_r(v) for v in (Xs, ys, Xw, yw, float(lam_w)))
+        xqr, yqr, lamqr = (to_r(v) for v in (Xq, yq, float(lam_q)))
     cases = [
         ("lasso", f"fixed-lambda lasso + inference, n={n} p={p} ({len(active)} selected)",
          lambda: _package_lasso(X, y, lam),
@@ -403,6 +412,10 @@ def _run(args) -> None:
         ("lasso_full", f"lasso type='full', p > n (debiased), n={Xw.shape[0]} p={Xw.shape[1]}",
          lambda: _package_lasso_full(Xw, yw, lam_w),
          (lambda: r_funcs["lasso_full"](xwr, ywr, lamwr)) if to_r else None,
+         None),
+        ("lasso_full_small", f"lasso type='full', p > n (debiased), n={Xq.shape[0]} p={Xq.shape[1]}",
+         lambda: _package_lasso_full(Xq, yq, lam_q),
+         (lambda: r_funcs["lasso_full"](xqr, yqr, lamqr)) if to_r else None,
          None),
     ]
     threads = "no limit" if args.blas_threads <= 0 else args.blas_threads

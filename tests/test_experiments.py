@@ -113,3 +113,24 @@ def test_summary_has_flat_readable_headers(null_run):
     assert len(table) == 2 * 3  # two methods, three k
     with pytest.raises(ValueError, match="`frame` must be the tidy frame of holdout_reuse_experiment"):
         holdout_reuse_summary(null_run.drop(columns="split"))
+
+
+def test_same_table_for_any_number_of_jobs(null_run):
+    # replication r always draws from the r-th spawned stream, and the frame is assembled in order
+    two = holdout_reuse_experiment(n=2000, d=2000, k_grid=(10, 50, 100), n_reps=4, rng=20261122, n_jobs=2)
+    pd.testing.assert_frame_equal(null_run, two)
+    with pytest.raises(ValueError, match="`n_jobs` must be an integer >= 1"):
+        holdout_reuse_experiment(n=10, d=10, n_reps=1, n_jobs=0)
+
+
+def test_experiment_command_jobs(capsys):
+    from selective.cli import main
+
+    args = ["experiment", "holdout-reuse", "--n", "300", "--d", "200", "--reps", "3", "--k", "5,20", "--quiet"]
+    assert main(args) == 0
+    one = capsys.readouterr().out
+    assert main([*args, "--jobs", "2"]) == 0
+    assert capsys.readouterr().out == one
+    with pytest.raises(SystemExit):
+        main([*args, "--jobs", "0"])
+    assert "--jobs" in capsys.readouterr().err

@@ -24,15 +24,28 @@ def _bisect_increasing(f, lo: np.ndarray, hi: np.ndarray, *, side: str = "mid") 
 
     ``side="lo"`` returns the end of the final bracket where f <= 0, ``"hi"`` the end where
     f > 0, ``"mid"`` its midpoint: thresholds defined by a root use the end on the valid side.
+    The loop stops once every bracket is narrower than 4e-16 max(1, |hi|). The brackets are
+    updated in place, and that test is skipped in the first iterations, where it cannot hold
+    yet (the widest bracket relative to its ends has not been halved often enough), which
+    leaves the result unchanged.
     """
     lo = np.array(lo, dtype=float, copy=True)
     hi = np.array(hi, dtype=float, copy=True)
-    for _ in range(_N_ITER):
-        mid = 0.5 * (lo + hi)
-        pos = f(mid) > 0
-        hi = np.where(pos, mid, hi)
-        lo = np.where(pos, lo, mid)
-        if np.all(hi - lo <= 4e-16 * np.maximum(1.0, np.abs(hi))):
+    if lo.size == 0:
+        return lo
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.max((hi - lo) / (4e-16 * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))))
+    skip = int(math.log2(ratio)) - 2 if 1.0 < ratio < math.inf else 0
+    mid = np.empty_like(lo)
+    pos = np.empty(lo.shape, dtype=bool)
+    for it in range(_N_ITER):
+        np.add(lo, hi, out=mid)
+        mid *= 0.5
+        np.greater(f(mid), 0, out=pos)
+        np.copyto(hi, mid, where=pos)
+        np.logical_not(pos, out=pos)
+        np.copyto(lo, mid, where=pos)
+        if it >= skip and np.all(hi - lo <= 4e-16 * np.maximum(1.0, np.abs(hi))):
             break
     if side == "lo":
         return lo

@@ -90,6 +90,7 @@ class _State:
         self.n = n
         self.p = p
         self.diag = diag
+        self.diag_list = diag.tolist()
         self.theta = np.zeros(p)
         self.lin = np.zeros(p)
         self.lin[row] = -1.0
@@ -124,20 +125,24 @@ class _State:
 
     def active_pass(self, bound):
         """One pass of updates over the ever-active coordinates, in order (the package's inner
-        loop; scalar arithmetic, the hot spot)."""
-        g, theta, diag = self.g, self.theta, self.diag
+        loop; scalar arithmetic, the hot spot: Python floats for the coordinate being updated,
+        one numpy update of the gradient per move)."""
+        g, theta = self.g, self.theta
+        diag, col = self.diag_list, self._col
+        nb = -bound
         for c in self.active:
-            d = float(diag[c])
-            old = float(theta[c])
-            lt = float(g[c]) - d * old
-            if lt < -bound:
+            d = diag[c]
+            old = theta.item(c)
+            lt = g.item(c) - d * old
+            if lt < nb:
                 value = (-lt - bound) / d
             elif lt > bound:
                 value = -(lt - bound) / d
             else:
                 value = 0.0
-            if abs(old - value) > _CHANGE * (abs(value) + abs(old)):
-                g += (value - old) * self._col(c)
+            delta = value - old
+            if abs(delta) > _CHANGE * (abs(value) + abs(old)):
+                g += delta * col(c)
                 theta[c] = value
 
     def sweep(self, bound):

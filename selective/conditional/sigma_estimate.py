@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ._checks import check_int, design_and_response
-from ._glmnet import lasso_path
+from ._glmnet import cv_lasso_paths, lasso_path
 from .results import _ro
 
 __all__ = ["SigmaEstimate", "estimate_sigma"]
@@ -127,12 +127,11 @@ def estimate_sigma(X, y=None, *, intercept: bool = True, standardize: bool = Tru
                          f"(as R's estimateSigma); got n={n}.")
     fold = _folds(n, nfolds, foldid, seed)
     labels = np.unique(fold)
-    full = lasso_path(X, y, intercept=intercept, standardize=standardize)
+    full, fits = cv_lasso_paths(X, y, fold, labels, intercept=intercept, standardize=standardize)
     lam = full.lam
     pred = np.empty((n, lam.size))
-    for f in labels:
+    for f, fit in zip(labels, fits, strict=True):
         test = fold == f
-        fit = lasso_path(X[~test], y[~test], intercept=intercept, standardize=standardize)
         pred[test] = fit.predict(X[test], lam)
     raw = (y[:, None] - pred) ** 2
     sizes = np.array([np.sum(fold == f) for f in labels], dtype=float)

@@ -111,35 +111,59 @@ def _sparse_comparator(draw: Callable[[Fraction], int], gamma_scale: Fraction, e
     return compare
 
 
-def _evaluate_training(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame) -> np.ndarray:
-    """phi on the (public) training set, validated: one value in [0, 1] per row, else ValueError."""
+_CHUNK = 1 << 15  # values per chunk of the one-pass reductions below (fits in a CPU cache)
+
+
+def _evaluate_training(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame) -> float:
+    """The mean of phi on the (public) training set, validated: one value in [0, 1] per row, else
+    ValueError. One pass over the values, in cache-sized chunks (check and sum together)."""
     vals = np.asarray(phi(rows), dtype=np.float64).ravel()
     if vals.shape[0] != len(rows):
         raise ValueError(f"`phi` must return one value per row ({len(rows)} on the training set); got {vals.shape[0]}.")
     vals = np.ascontiguousarray(vals)
-    # one pass: the IEEE-754 bit patterns of +0.0 ... 1.0 are exactly the integers 0 ... _ONE_BITS;
+    bits = vals.view(np.uint64)
+    total, top = 0.0, 0
+    for start in range(0, vals.size, _CHUNK):
+        total += float(np.add.reduce(vals[start:start + _CHUNK]))
+        top = max(top, int(np.maximum.reduce(bits[start:start + _CHUNK])))
+    # the IEEE-754 bit patterns of +0.0 ... 1.0 are exactly the integers 0 ... _ONE_BITS;
     # negatives (sign bit), values above 1, infinities and NaN all lie above as unsigned integers
-    if vals.size and int(vals.view(np.uint64).max()) > _ONE_BITS:
+    if top > _ONE_BITS:
         ok = (vals >= 0.0) & (vals <= 1.0)  # slow path: also accepts -0.0
         if not ok.all():
             bad = float(vals[~ok][0])
             raise ValueError(f"`phi` must map every row into [0, 1]; got {bad!r} on the training set.")
-    return vals
+    return total / vals.size
 
 
-def _clip_unit(vals: np.ndarray) -> np.ndarray:
-    """Clip to [0, 1], NaN to 0 (+inf to 1, -inf to 0): a row-wise map into [0, 1]."""
-    return np.clip(np.nan_to_num(vals, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+def _clipped_sum(vals: np.ndarray) -> float:
+    """Sum of the values clipped to [0, 1] (NaN -> 0, +inf -> 1, -inf -> 0), in one pass over
+    cache-sized chunks: a chunk whose bit patterns all lie in [+0.0, 1.0] (see
+    :func:`_evaluate_training`) is summed as it is, any other through fmax(v, 0) (NaN and -inf
+    to 0) and fmin(., 1) (+inf to 1). The answer is the same function of the values either
+    way; only the running time depends on whether some value needed clipping, which φ, running
+    on the holdout, could reveal by its own running time anyway (the guarantee covers the
+    answers, not timing). A floating-point sum in another order than ``numpy.sum``'s, covered
+    by the error bound of the module docstring (any summation order)."""
+    vals = np.ascontiguousarray(vals)
+    bits = vals.view(np.uint64)
+    total = 0.0
+    for start in range(0, vals.size, _CHUNK):
+        chunk = vals[start:start + _CHUNK]
+        if int(np.maximum.reduce(bits[start:start + _CHUNK])) > _ONE_BITS:
+            chunk = np.fmin(np.fmax(chunk, 0.0), 1.0)
+        total += float(np.add.reduce(chunk))
+    return total
 
 
-def _evaluate_holdout(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame) -> np.ndarray:
-    """phi on the holdout without any exit that depends on the holdout's values.
+def _evaluate_holdout(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame) -> float:
+    """The sum of phi over the holdout, without any exit that depends on the holdout's values.
 
     Values are clipped to [0, 1] (NaN -> 0). If ``phi(rows)`` raises, or does not return one
     number per row, phi is evaluated row by row and a row whose evaluation raises or does not
     give one number counts as 0. Warnings raised inside are suppressed (their presence would
-    depend on the holdout). For a row-wise phi (the contract), the result is the row-wise query
-    x -> clip(phi(x)) with failures as 0, whose holdout sum has sensitivity 1: the privacy
+    depend on the holdout). For a row-wise phi (the contract), the result is the sum of the
+    row-wise query x -> clip(phi(x)) with failures as 0, which has sensitivity 1: the privacy
     analysis is unchanged.
     """
     n = len(rows)
@@ -162,7 +186,7 @@ def _evaluate_holdout(phi: Callable[[pd.DataFrame], Any], rows: pd.DataFrame) ->
                     raise
                 except BaseException:  # noqa: BLE001
                     vals[i] = 0.0
-        return _clip_unit(vals)
+        return _clipped_sum(vals)
 
 
 class Thresholdout:
@@ -295,12 +319,11 @@ class Thresholdout:
             raise TypeError(f"`phi` must be callable; got {phi!r}.")
         if self._remaining < 1:
             raise BudgetExhausted(f"Thresholdout has used its budget of B = {self._budget} over-threshold answers.")
-        train_vals = _evaluate_training(phi, self.__train.view())
-        hold_vals = _evaluate_holdout(phi, self.__holdout.view())
+        train_mean = _evaluate_training(phi, self.__train.view())
+        hold_total = _evaluate_holdout(phi, self.__holdout.view())
         self._n_queries += 1
-        train_mean = float(train_vals.mean())
         nq = self._n * _Q
-        hold_sum = int(np.rint(float(hold_vals.sum()) * _Q))  # H: integer, sensitivity self._sens
+        hold_sum = int(np.rint(hold_total * _Q))  # H: integer, sensitivity self._sens
         gap = Fraction(hold_sum) - Fraction(train_mean) * nq
         if not self._one_sided:
             gap = abs(gap)
@@ -362,8 +385,8 @@ class ThresholdoutExperiment:
             raise TypeError(f"`phi` must be callable; got {phi!r}.")
         if self._remaining < 1:
             raise BudgetExhausted(f"ThresholdoutExperiment has used its budget of B = {self._budget}.")
-        train_mean = float(_evaluate_training(phi, self.__train.view()).mean())
-        hold_mean = float(_evaluate_holdout(phi, self.__holdout.view()).mean())
+        train_mean = _evaluate_training(phi, self.__train.view())
+        hold_mean = _evaluate_holdout(phi, self.__holdout.view()) / len(self.__holdout)
         self._n_queries += 1
         eta = self._rng.normal(0.0, 4.0 * self._sigma)
         if abs(hold_mean - train_mean) > self._threshold + self._gamma + eta:

@@ -10,11 +10,20 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from stats_helpers import FALSE_FAILURE_RATE
 
 from selective.accounting.certificates import PureDP
 from selective.exceptions import BudgetExhausted, NoBoundError
-from selective.selectors.thresholdout import Thresholdout, ThresholdoutExperiment, thresholdout_parameters
+from selective.selectors.thresholdout import (
+    _CHUNK,
+    Thresholdout,
+    ThresholdoutExperiment,
+    _clipped_sum,
+    _evaluate_training,
+    thresholdout_parameters,
+)
 
 RNG = np.random.default_rng(0)
 TRAIN = pd.DataFrame({"x": RNG.random(500)})
@@ -279,3 +288,33 @@ class TestNoAccidentalChannels:
             Thresholdout(pd.concat([TRAIN, TRAIN], axis=1), HOLD, threshold=0.04, sigma=0.01, budget=1)
         with pytest.raises(TypeError, match="`one_sided` must be True or False"):
             Thresholdout(TRAIN, HOLD, threshold=0.04, sigma=0.01, budget=1, one_sided="yes")
+
+
+class TestOnePassReductions:
+    """The chunked one-pass sums of a query's values equal the plain two-pass definitions."""
+
+    special = st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1e-300, 1.0 + 2**-52, 7.5, -3.0])
+
+    @settings(max_examples=60, deadline=None)
+    @given(n=st.integers(1, 3 * _CHUNK + 5), n_bad=st.integers(0, 6), data=st.data())
+    def test_clipped_sum_is_the_sum_of_the_clipped_values(self, n, n_bad, data):
+        vals = np.random.default_rng(n).random(n)
+        for _ in range(n_bad):   # anywhere, chunk boundaries included
+            vals[data.draw(st.integers(0, n - 1))] = data.draw(self.special)
+        reference = np.clip(np.nan_to_num(vals, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+        # both are floating-point sums of the same n values in [0, 1]: within 2 n u of each other
+        assert _clipped_sum(vals) == pytest.approx(math.fsum(reference), abs=2 * n * 2**-53 * max(1.0, n))
+        assert _clipped_sum(reference) == pytest.approx(math.fsum(reference), abs=2 * n * 2**-53 * max(1.0, n))
+
+    @settings(max_examples=40, deadline=None)
+    @given(n=st.integers(1, 3 * _CHUNK + 5), data=st.data())
+    def test_training_check_finds_a_bad_value_in_any_chunk(self, n, data):
+        vals = np.random.default_rng(n).random(n)
+        frame = pd.DataFrame({"x": vals})
+        assert _evaluate_training(phi_x, frame) == pytest.approx(vals.mean(), rel=1e-12)
+        bad = data.draw(st.sampled_from([np.nan, np.inf, -np.inf, -1e-300, 1.0 + 2**-52]))
+        vals[data.draw(st.integers(0, n - 1))] = bad
+        with pytest.raises(ValueError, match=r"`phi` must map every row into \[0, 1\]"):
+            _evaluate_training(phi_x, pd.DataFrame({"x": vals}))
+        vals[np.isnan(vals) | (vals < 0) | (vals > 1)] = -0.0   # negative zero is in [0, 1]
+        _evaluate_training(phi_x, pd.DataFrame({"x": vals}))
