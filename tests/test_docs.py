@@ -50,3 +50,13 @@ def test_vignette_executor_writes_outputs_and_figures(tmp_path, monkeypatch):
     assert len(figures) >= 2
     for name in figures:
         assert (tmp_path / name).stat().st_size > 5000
+
+
+def test_api_page_titles_are_underlined_to_their_length():
+    # docutils warns on a short underline, and `make docs` treats warnings as errors
+    short = []
+    for page in sorted((DOCS / "api").glob("*.rst")):
+        lines = page.read_text(encoding="utf-8").splitlines()
+        if len(lines) > 1 and set(lines[1]) == {"="} and len(lines[1]) < len(lines[0]):
+            short.append(page.name)
+    assert not short, f"title underline shorter than the title in {short}"
