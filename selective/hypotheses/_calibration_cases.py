@@ -15,7 +15,7 @@ import pandas as pd
 import scipy.stats
 
 from ..exceptions import SelectiveWarning
-from . import _trust
+from . import _trust, _trust_model
 from ._spec import TestSpec
 from .correlation import SpearmanCorrelationTest
 from .means import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest, one_sample_z_trusted_level
@@ -224,7 +224,7 @@ def _mean_cases() -> list[Case]:
         if isinstance(spec, OneSampleTTest):
             def run_batch(batch):
                 p = _t_pvalue(_one_sample_t(batch["x"], spec.value), n - 1, spec.alternative)
-                return p, np.zeros(len(p))
+                return p, one_sample_z_trusted_level(batch["x"], spec.alternative, reference="t")
             at_level = None
         else:
             def run_batch(batch):
@@ -252,7 +252,7 @@ def _mean_cases() -> list[Case]:
     one_sample("t-normal-8", OneSampleTTest(column="y"), "normal, n = 8", "benign",
                lambda r, s: r.standard_normal(s), 8)
     one_sample("t-exponential-50", OneSampleTTest(column="y", value=1.0), "exponential(1), n = 50", "skew",
-               lambda r, s: r.exponential(size=s), 50, within_model=False)
+               lambda r, s: r.exponential(size=s), 50)
 
     def two_sample(key, spec, null, adverse, draw1, draw2, n1, n2, *, within_model=True, draws=1_000_000,
                    calls=("run", "run_at_level")):
@@ -288,7 +288,7 @@ def _mean_cases() -> list[Case]:
                normal, normal, 10, 30)
     two_sample("student-lognormal-20-180", TwoSampleTTest(column="y", group="g"),
                "same lognormal(0, 1) in both arms, n = 20 + 180", "skew, unbalanced arms", lognormal, lognormal,
-               20, 180, within_model=False)
+               20, 180)
     return cases
 
 
@@ -445,7 +445,7 @@ def _regression_cases() -> list[Case]:
         "y ~ Bernoulli(0.02), x normal, n = 500", "rare events",
         np.column_stack([np.ones(500), x]), ["intercept", "x"], "binomial", 0.02, 1, draws=100_000)
 
-    def ols(key, spec, null, adverse, design, names, errors, *, within_model=True):
+    def ols(key, spec, null, adverse, design, names, errors, *, within_model=True, calls=("run", "run_at_level")):
         n, k = design.shape
         inverse = np.linalg.inv(design.T @ design)
         hat = inverse @ design.T
@@ -465,45 +465,34 @@ def _regression_cases() -> list[Case]:
                 wald = np.einsum("ri,ij,rj->r", b, sub, b) / sigma2
                 p = scipy.stats.chi2.sf(wald, len(tested))
                 tl = _trust.chi2_vs_f_trusted_level(len(tested), float(n - k))
+                tl = np.maximum(tl, _trust_model.ols_trusted_level(design, resid, tested, "two-sided"))
             else:
                 j = tested[0]
                 t = beta[:, j] / np.sqrt(sigma2 * inverse[j, j])
-                p, tl = _t_pvalue(t, n - k, spec.alternative), 0.0
-            return p, np.full(len(p), tl)
+                p = _t_pvalue(t, n - k, spec.alternative)
+                tl = _trust_model.ols_trusted_level(design, resid, tested, spec.alternative)
+            return p, np.broadcast_to(tl, p.shape)
 
-        def at_level(batch, level):
+        def at_level(batch, level):  # no exact version with continuous nuisance columns: run's result
             p, tl = run_batch(batch)
-            methods = np.full(len(p), "asymptotic" if isinstance(spec, JointWaldTest) else "exact_under_model",
-                              dtype=object)
-            if isinstance(spec, JointWaldTest):
-                use_f = tl > level
-                q = len(tested)
-                y = batch["y"]
-                beta = y @ hat.T
-                resid = y - beta @ design.T
-                sigma2 = (resid * resid).sum(axis=1) / (n - k)
-                sub = np.linalg.inv(inverse[np.ix_(tested, tested)])
-                b = beta[:, tested]
-                f = np.einsum("ri,ij,rj->r", b, sub, b) / sigma2 / q
-                p = np.where(use_f, scipy.stats.f.sf(f, q, n - k), p)
-                tl = np.where(use_f, 0.0, tl)
-                methods = np.where(use_f, "exact_under_model", methods)
-            return p, tl, methods
+            return p, np.array(tl, dtype=float), np.full(len(p), "exact_under_model", dtype=object)
 
         cases.append(Case(key=key, spec=spec, null=null, adverse=adverse, draws=2_000_000, simulate=simulate,
-                          frame=_regression_frame, run_batch=run_batch, at_level_batch=at_level,
-                          within_model=within_model, chunk=50_000))
+                          frame=_regression_frame, run_batch=run_batch,
+                          at_level_batch=None if isinstance(spec, JointWaldTest) else at_level,
+                          within_model=within_model, chunk=50_000, calls=calls))
 
     design = np.column_stack([np.ones(30), rng.standard_normal((30, 3))])
     names = ["intercept", "x1", "x2", "x3"]
     ols("ols-coef-normal", CoefficientTest(formula="y ~ x1 + x2 + x3", term="x1"), "normal errors, n = 30",
         "benign", design, names, lambda r, s: r.standard_normal(s))
     ols("ols-joint-chi2", JointWaldTest(formula="y ~ x1 + x2 + x3", terms=("x1", "x2", "x3"), use_f=False),
-        "normal errors, n = 30", "small n", design, names, lambda r, s: r.standard_normal(s))
+        "normal errors, n = 30", "small n", design, names, lambda r, s: r.standard_normal(s),
+        calls=("run",))  # run_at_level: F, or a permutation test (the nuisance is the intercept alone)
     skewed = np.column_stack([np.ones(30), rng.exponential(size=30) ** 2, rng.standard_normal((30, 2))])
     ols("ols-coef-skewed", CoefficientTest(formula="y ~ x1 + x2 + x3", term="x1"),
         "exponential errors, heavy-tailed x1, n = 30", "skew", skewed, names,
-        lambda r, s: r.exponential(size=s) - 1.0, within_model=False)
+        lambda r, s: r.exponential(size=s) - 1.0)
     return cases
 
 

@@ -70,6 +70,7 @@ __all__ = [
     "discrete_trusted_level",
     "studentised_trusted_level",
     "spearman_trusted_level",
+    "permutation_rule",
     "certified_trusted_level",
     "skewness_bound",
     "studentised_mean_skewness",
@@ -336,13 +337,16 @@ def pitman_moments(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
     Exact finite-population moments (Pitman 1937) from the power sums
     :math:`A_k = \\sum (a_i - \\bar a)^k`, :math:`B_k` likewise, by counting how the four
-    indices of :math:`E T^4` coincide; ``a`` and ``b`` need n >= 4.
+    indices of :math:`E T^4` coincide; ``a`` and ``b`` need n >= 4. Vectorised: ``a`` and
+    ``b`` may have leading axes (the last one is the sample), and the moments broadcast.
     """
-    a = np.asarray(a, dtype=float) - np.mean(a)
-    b = np.asarray(b, dtype=float) - np.mean(b)
-    n = len(a)
-    A2, A3, A4 = (float(np.sum(a**k)) for k in (2, 3, 4))
-    B2, B3, B4 = (float(np.sum(b**k)) for k in (2, 3, 4))
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    a = a - a.mean(axis=-1, keepdims=True)
+    b = b - b.mean(axis=-1, keepdims=True)
+    n = a.shape[-1]
+    A2, A3, A4 = (np.sum(a**k, axis=-1) for k in (2, 3, 4))
+    B2, B3, B4 = (np.sum(b**k, axis=-1) for k in (2, 3, 4))
     m2 = A2 * B2 / (n - 1)
     m3 = A3 * B3 * n / ((n - 1) * (n - 2))
     m4 = (
@@ -352,7 +356,9 @@ def pitman_moments(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         + 6 * (2 * A4 - A2 * A2) * (2 * B4 - B2 * B2) / (n * (n - 1) * (n - 2))
         + (3 * A2 * A2 - 6 * A4) * (3 * B2 * B2 - 6 * B4) / (n * (n - 1) * (n - 2) * (n - 3))
     )
-    return m3 / m2**1.5, m4 / (m2 * m2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gamma, kurt = m3 / m2**1.5, m4 / (m2 * m2)
+    return (float(gamma), float(kurt)) if np.ndim(gamma) == 0 else (gamma, kurt)
 
 
 def spearman_trusted_level(rank_x: np.ndarray, rank_y: np.ndarray, *, alternative: str) -> float:
@@ -374,19 +380,31 @@ def spearman_trusted_level(rank_x: np.ndarray, rank_y: np.ndarray, *, alternativ
     the t approximation rejects 1.8 times too often at 1e-4; the rule trusts it from about
     0.03 on.
     """
-    n = len(rank_x)
-    if n < SPEARMAN_MIN_N:
-        return 1.0
-    gamma, kurt = pitman_moments(rank_x, rank_y)
-    delta = kurt - 3.0 * (n - 1) / (n + 1)
     a, b = np.asarray(rank_x, dtype=float), np.asarray(rank_y, dtype=float)
-    sd = math.sqrt(float(np.sum((a - a.mean()) ** 2) * np.sum((b - b.mean()) ** 2)) / (n - 1))
-    step = _rank_step(a) * _rank_step(b) / sd
+    return permutation_rule(a, b, _rank_step(a) * _rank_step(b), alternative=alternative, min_n=SPEARMAN_MIN_N)
+
+
+def permutation_rule(a: np.ndarray, b: np.ndarray, step: float, *, alternative: str, min_n: int) -> float:
+    """The rule of :func:`spearman_trusted_level` for the correlation of any two vectors: the
+    normal-theory law of a correlation against the permutation law of ``a`` against ``b``,
+    ``step`` the gap between attainable values of :math:`\\sum a_i b_{\\pi(i)}` (0: none).
+    Fewer than ``min_n`` pairs: not trusted (1.0). Vectorised over leading axes of ``a`` and
+    ``b`` (``step`` broadcasts with them)."""
+    n = np.shape(a)[-1]
+    if n < min_n:
+        return 1.0 if np.ndim(a) + np.ndim(b) == 2 else np.ones(np.broadcast_shapes(np.shape(a), np.shape(b))[:-1])
+    gamma, kurt = pitman_moments(a, b)
+    delta = np.asarray(kurt) - 3.0 * (n - 1) / (n + 1)
+    var_a = np.var(a, axis=-1) * n
+    var_b = np.var(b, axis=-1) * n
+    sd = np.sqrt(var_a * var_b / (n - 1))
     q, x = _tail(alternative)
-    rel = EDGEWORTH_SAFETY * _mills(x, q) * (
-        abs(gamma) / 6 * np.abs(x * x - 1) + abs(delta) / 24 * np.abs(x**3 - 3 * x) + step
-    )
-    return float(grid_trusted_level(1.0 + rel <= 1.0 + RATE_TOLERANCE))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shape = (np.abs(gamma)[..., None] / 6 * np.abs(x * x - 1) + np.abs(delta)[..., None] / 24 * np.abs(x**3 - 3 * x)
+                 + np.asarray(step / sd)[..., None])
+    rel = np.nan_to_num(EDGEWORTH_SAFETY * _mills(x, q) * shape, nan=np.inf)
+    out = grid_trusted_level(1.0 + rel <= 1.0 + RATE_TOLERANCE)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def _rank_step(ranks: np.ndarray) -> float:

@@ -90,7 +90,7 @@ def _check_case(case: Case, rng: np.random.Generator, levels: Sequence[float]) -
 
 
 def _bound(level: float, methods: np.ndarray, used: np.ndarray) -> float:
-    asymptotic = bool(np.any(used & (methods == "asymptotic")))
+    asymptotic = bool(np.any(used & ((methods == "asymptotic") | (methods == "exact_under_model"))))
     return level * (1.0 + _trust.RATE_TOLERANCE) if asymptotic else level
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from . import _resample, _trust
+from . import _resample, _trust, _trust_model
 from ._result import IntervalRule, TestResult, make_result, with_pvalue
 from ._spec import TestSpec, as_float, check_column_name, require_n, select
 
@@ -52,8 +52,13 @@ class PearsonCorrelationTest(TestSpec):
     normality). Estimate: ``r``; statistic: ``t = r sqrt((n - 2) / (1 - r^2))`` with ``n - 2``
     df, as R's ``cor.test`` reports it; interval: Fisher's z, as
     ``PearsonRResult.confidence_interval`` and R give it. The p-value is exact when the two
-    variables are independent and one of them is normal (``"exact_under_model"``,
-    ``trusted_level`` 0.0), so ``run_at_level`` returns the result of :meth:`run`.
+    variables are independent and one of them is normal (``"exact_under_model"``); neither
+    can be checked at the levels the corrections use, so ``trusted_level`` bounds the error of
+    the t law against the permutation law of the observed values (exact under independence,
+    whatever their distribution) by Pitman's moments
+    (:func:`selective.hypotheses._trust_model.correlation_trusted_level`). Below it,
+    ``run_at_level`` refers r to that permutation law (all n! permutations when at most
+    ``max_resamples``, else Monte Carlo with the +1 correction).
     """
 
     column1: str
@@ -74,8 +79,14 @@ class PearsonCorrelationTest(TestSpec):
         return make_result(
             spec=self, estimate=r, statistic=_t_statistic(r, n), df=n - 2, pvalue=result.pvalue, rule=rule,
             method=f"scipy.stats.pearsonr(x, y, alternative={self.alternative!r}); CI Fisher z",
-            n_obs=n, pvalue_method="exact_under_model", trusted_level=0.0,
+            n_obs=n, pvalue_method="exact_under_model",
+            trusted_level=_trust_model.correlation_trusted_level(x, y, alternative=self.alternative),
         )
+
+    def _at_level(self, data, result, *, level, rng, max_resamples):
+        x, y = _pairs(self, data, "a Pearson correlation test")
+        return _permutation_correlation(self, result, x - x.mean(), y - y.mean(), "Pearson's r", "the values of y",
+                                        level=level, rng=rng, max_resamples=max_resamples, ci="CI Fisher z")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,28 +142,36 @@ class SpearmanCorrelationTest(TestSpec):
         n = len(x)
         a = scipy.stats.rankdata(x) - (n + 1) / 2.0
         b = scipy.stats.rankdata(y) - (n + 1) / 2.0
-        observed = float(np.dot(a, b))
-        if math.factorial(n) <= max_resamples:
-            stats = b[_resample.all_permutations(n)] @ a
-            pvalue = _resample.complete_pvalue(observed, stats, self.alternative)
-            how = f"its exact null law: all {math.factorial(n)} permutations, p = #{{T_pi >= T}}/N"
-            pvalue_method = "exact"
-        else:
-            n_resamples = _resample.n_resamples_for(level, max_resamples)
-            if n_resamples is None:
-                return None
+        return _permutation_correlation(self, result, a, b, "Spearman's rho", "the ranks of y (midranks for ties)",
+                                        level=level, rng=rng, max_resamples=max_resamples,
+                                        ci="CI Fisher z with variance 1.06/(n-3)")
 
-            def simulate(gen: np.random.Generator, size: int) -> np.ndarray:
-                rows = np.broadcast_to(b, (size, n)).copy()
-                return gen.permuted(rows, axis=1) @ a
 
-            pvalue = _resample.monte_carlo_pvalue(
-                observed, simulate, n_resamples, alternative=self.alternative, rng=rng, chunk=_resample.chunk_size(n)
-            )
-            how = f"{n_resamples} random permutations, p = (1 + #{{T* >= T}})/(1 + B)"
-            pvalue_method = "permutation"
-        method = (
-            f"Spearman's rho ({self.alternative}) against {how} of the ranks of y (midranks for ties); exact under "
-            "independence (the pairs' ranks are exchangeable); CI Fisher z with variance 1.06/(n-3)"
+def _permutation_correlation(spec, result, a, b, name, what, *, level, rng, max_resamples, ci):
+    """``result`` with the permutation p-value of :math:`T = \\sum a_i b_{\\pi(i)}` (centred
+    ``a`` and ``b``): all n! permutations when at most ``max_resamples`` (exact), else Monte
+    Carlo with the +1 correction; None when the level needs more resamples than allowed."""
+    n = len(a)
+    observed = float(np.dot(a, b))
+    if math.factorial(n) <= max_resamples:
+        stats = b[_resample.all_permutations(n)] @ a
+        pvalue = _resample.complete_pvalue(observed, stats, spec.alternative)
+        how = f"its exact null law: all {math.factorial(n)} permutations, p = #{{T_pi >= T}}/N"
+        pvalue_method = "exact"
+    else:
+        n_resamples = _resample.n_resamples_for(level, max_resamples)
+        if n_resamples is None:
+            return None
+
+        def simulate(gen: np.random.Generator, size: int) -> np.ndarray:
+            rows = np.broadcast_to(b, (size, n)).copy()
+            return gen.permuted(rows, axis=1) @ a
+
+        pvalue = _resample.monte_carlo_pvalue(
+            observed, simulate, n_resamples, alternative=spec.alternative, rng=rng, chunk=_resample.chunk_size(n)
         )
-        return with_pvalue(result, pvalue=pvalue, method=method, pvalue_method=pvalue_method)
+        how = f"{n_resamples} random permutations, p = (1 + #{{T* >= T}})/(1 + B)"
+        pvalue_method = "permutation"
+    method = (f"{name} ({spec.alternative}) against {how} of {what}; exact under independence (the pairs are "
+              f"exchangeable); {ci}")
+    return with_pvalue(result, pvalue=pvalue, method=method, pvalue_method=pvalue_method)

@@ -16,7 +16,7 @@ import pandas as pd
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW, ztest
 
 from .._validation import check_choice
-from . import _resample, _trust
+from . import _resample, _trust, _trust_model
 from ._result import IntervalRule, TestResult, make_result, with_pvalue
 from ._spec import (
     SM_ALTERNATIVE,
@@ -66,7 +66,8 @@ def _one_sample(spec: TestSpec, x: np.ndarray, *, kind: str, where: str, call: s
         statistic, pvalue, df = stats.ttest_mean(value, alternative=alternative)
         rule = IntervalRule(kind="t", params=(mean, std_mean, df), alternative=spec.alternative)
         method = f"statsmodels DescrStatsW({call}).ttest_mean(value={spec.value!r}, alternative={alternative!r})"
-        pvalue_method, trusted = "exact_under_model", 0.0
+        pvalue_method = "exact_under_model"
+        trusted = _trust_model.studentised_mean_trusted_level(x, spec.alternative, reference="t")
     else:
         statistic, pvalue = ztest(x, value=value, alternative=alternative)
         df = float("nan")
@@ -86,23 +87,26 @@ def one_sample_z_trusted_level(x: np.ndarray, alternative: str, *, reference: st
     a normal reference also pays its exact normal-model ratio against :math:`t_{n-1}`.
     Vectorised: ``x`` of shape ``(..., n)`` gives one level per row.
     """
-    n = np.shape(x)[-1]
-    ratio = _trust.t_reference_ratio(n - 1, alternative=alternative) if reference == "normal" else 1.0
-    return _trust.studentised_trusted_level(
-        _trust.studentised_mean_skewness(x), alternative=alternative, reference_ratio=ratio
-    )
+    return _trust_model.studentised_mean_trusted_level(x, alternative, reference=reference)
 
 
 def two_sample_trusted_level(x1: np.ndarray, x2: np.ndarray, alternative: str, *, kind: str, usevar: str):
-    """Trusted level of a two-sample studentised difference (0.0 for Student's t: exact under
-    its model). Welch: Edgeworth rule with :func:`~selective.hypotheses._trust.welch_skewness`;
-    z-tests pay in addition their normal-model ratio against t (Welch-Satterthwaite df for
-    unequal variances, :math:`n_1 + n_2 - 2` pooled). Vectorised over leading axes."""
+    """Trusted level of a two-sample studentised difference.
+
+    Student's t: the pooled t is Pearson's t of the outcome against the group indicator, so
+    :func:`~selective.hypotheses._trust_model.correlation_trusted_level` bounds its error
+    against the label-permutation law (exact when the two groups have the same distribution).
+    Welch: :func:`~selective.hypotheses._trust_model.welch_trusted_level` (Edgeworth, second
+    order when two-sided). z-tests pay in addition their normal-model ratio against t
+    (Welch-Satterthwaite df for unequal variances, :math:`n_1 + n_2 - 2` pooled). Vectorised
+    over leading axes."""
     if kind == "t" and usevar == "pooled":
-        return 0.0 if np.ndim(x1) == 1 else np.zeros(np.shape(x1)[:-1])
-    skew = _trust.welch_skewness(x1, x2)
+        n1, n2 = np.shape(x1)[-1], np.shape(x2)[-1]
+        indicator = np.concatenate([np.ones(n1), np.zeros(n2)])
+        values = np.concatenate([np.asarray(x1, dtype=float), np.asarray(x2, dtype=float)], axis=-1)
+        return _trust_model.correlation_trusted_level(indicator, values, alternative=alternative)
     if kind == "t":
-        return _trust.studentised_trusted_level(skew, alternative=alternative)
+        return _trust_model.welch_trusted_level(x1, x2, alternative)
     n1, n2 = np.shape(x1)[-1], np.shape(x2)[-1]
     if usevar == "pooled":
         df = n1 + n2 - 2.0
@@ -111,7 +115,7 @@ def two_sample_trusted_level(x1: np.ndarray, x2: np.ndarray, alternative: str, *
         with np.errstate(invalid="ignore", divide="ignore"):
             df = np.nan_to_num((a + b) ** 2 / (a * a / (n1 - 1) + b * b / (n2 - 1)), nan=1.0)
     ratio = _trust.t_reference_ratio(df, alternative=alternative)
-    return _trust.studentised_trusted_level(skew, alternative=alternative, reference_ratio=ratio)
+    return _trust_model.welch_trusted_level(x1, x2, alternative, reference_ratio=ratio)
 
 
 def _two_sample_arrays(spec: Any, data: pd.DataFrame, *, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +160,7 @@ def _two_sample(spec: Any, data: pd.DataFrame, *, kind: str) -> TestResult:
     return make_result(
         spec=spec, estimate=estimate, statistic=statistic, pvalue=pvalue, df=df, rule=rule, method=method,
         n_obs=len(x1) + len(x2), pvalue_method="exact_under_model" if exact_model else "asymptotic",
-        trusted_level=two_sample_trusted_level(x1, x2, spec.alternative, kind=kind, usevar=spec.usevar),
+        trusted_level=two_sample_trusted_level(x1 - value, x2, spec.alternative, kind=kind, usevar=spec.usevar),
     )
 
 

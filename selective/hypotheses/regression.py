@@ -22,7 +22,7 @@ import statsmodels.formula.api as smf
 
 from .._validation import check_choice
 from ..exceptions import SelectiveWarning
-from . import _resample, _trust
+from . import _resample, _trust, _trust_model
 from ._result import IntervalRule, TestResult, make_result, with_pvalue
 from ._spec import TestSpec, check_frame, check_value, fmt, select
 
@@ -291,8 +291,11 @@ class CoefficientTest(TestSpec):
         method = f"{call}.t_test('{self.term} = {fmt(self.value)}') ({reference})"
         if self.exponentiate:
             method += f"; estimate and CI exponentiated ({_RATIO_NAMES[self.model]})"
-        if self.model == "ols" and self.cov_type == "nonrobust":
-            pvalue_method, trusted = "exact_under_model", 0.0
+        if self.model == "ols" and _plain(self):
+            pvalue_method, trusted = "exact_under_model", ols_trusted_level(fit, [index], self.alternative)
+        elif self.model == "ols" and self.cov_type == "nonrobust":  # WLS: exact under normal errors only
+            pvalue_method, trusted = "exact_under_model", 1.0
+            method += "; weighted least squares: exact only under normal errors, trusted at no level below 1"
         elif not _plain(self):
             pvalue_method, trusted = "asymptotic", 1.0
             method += f"; {ROBUST_NOTE}"
@@ -305,7 +308,7 @@ class CoefficientTest(TestSpec):
         )
 
     def _at_level(self, data, result, *, level, rng, max_resamples):
-        if self.model == "ols" or float(self.value) != 0.0 or not _plain(self):
+        if float(self.value) != 0.0 or not _plain(self):
             return None
         fit = _fit(self, data)
         return _score_permutation(self, fit, result, [self.term], level=level, rng=rng, max_resamples=max_resamples)
@@ -385,7 +388,10 @@ class JointWaldTest(TestSpec):
             method += f"; {ROBUST_NOTE}"
         elif self.model == "ols":
             pvalue_method = "exact_under_model" if use_f else "asymptotic"
-            trusted = 0.0 if use_f else _trust.chi2_vs_f_trusted_level(n_terms, float(fit.df_resid))
+            columns = [_term_index(fit, t) for t in self.terms]
+            trusted = ols_trusted_level(fit, columns, "two-sided")
+            if not use_f:
+                trusted = max(trusted, _trust.chi2_vs_f_trusted_level(n_terms, float(fit.df_resid)))
         else:
             pvalue_method = "asymptotic"
             trusted = glm_trusted_level(fit, self.model, [_term_index(fit, t) for t in self.terms], "two-sided")
@@ -408,12 +414,15 @@ class JointWaldTest(TestSpec):
         if self.cov_type != "nonrobust" or (self.model != "ols" and self.weights is not None):
             return None
         fit = _fit(self, data)
-        if self.model == "ols":  # the chi-square reference of an OLS Wald statistic: use its exact F law
-            wald, method = self._wald(fit, True)
-            return with_pvalue(
-                result, pvalue=float(wald.pvalue), method=method, pvalue_method="exact_under_model",
-                statistic=float(wald.statistic), df=float(wald.df_num), df_denom=float(wald.df_denom),
-            )
+        if self.model == "ols":
+            columns = [_term_index(fit, t) for t in self.terms]
+            if not self.uses_f and ols_trusted_level(fit, columns, "two-sided") <= level:
+                wald, method = self._wald(fit, True)  # the chi-square reference: use the F law
+                return with_pvalue(
+                    result, pvalue=float(wald.pvalue), method=method, pvalue_method="exact_under_model",
+                    statistic=float(wald.statistic), df=float(wald.df_num), df_denom=float(wald.df_denom),
+                    trusted_level=ols_trusted_level(fit, columns, "two-sided"),
+                )
         return _score_permutation(
             self, fit, result, list(self.terms), level=level, rng=rng, max_resamples=max_resamples
         )
@@ -438,6 +447,14 @@ def glm_trusted_level(fit, model: str, columns: list[int], alternative: str) -> 
     return _trust.glm_trusted_level(
         np.asarray(fit.model.exog, dtype=float), np.asarray(fit.mu), columns, family, alternative=alternative
     )
+
+
+def ols_trusted_level(fit, columns: list[int], alternative: str) -> float:
+    """Trusted level of OLS t / F p-values (:func:`selective.hypotheses._trust_model.ols_trusted_level`
+    from the residuals)."""
+    return float(_trust_model.ols_trusted_level(
+        np.asarray(fit.model.exog, dtype=float), np.asarray(fit.resid, dtype=float), columns, alternative
+    ))
 
 
 def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level, rng, max_resamples):
@@ -470,14 +487,14 @@ def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level
     n_resamples = _resample.n_resamples_for(level, max_resamples)
     if n_resamples is None:
         return None
-    family = sm.families.Poisson() if spec.model == "poisson" else sm.families.Binomial()
+    family = {"poisson": sm.families.Poisson(), "ols": sm.families.Gaussian()}.get(spec.model, sm.families.Binomial())
     if nuisance.shape[1]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             mu0 = np.asarray(sm.GLM(y, nuisance, family=family).fit(**GLM_FIT_OPTIONS).mu, dtype=float)
     else:
         mu0 = np.full(n, float(family.link.inverse(np.zeros(1))[0]))
-    weights = mu0 if spec.model == "poisson" else mu0 * (1.0 - mu0)
+    weights = {"poisson": mu0, "ols": np.ones(n)}.get(spec.model, mu0 * (1.0 - mu0))
     x_tested = exog[:, tested]
     if nuisance.shape[1]:
         zw = nuisance * weights[:, None]

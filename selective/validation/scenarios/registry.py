@@ -11,6 +11,7 @@ from .regression import ForwardStepwisePath, LassoFixedLambda
 from .selection import Preregistered, TopKNoise
 from .sigma import UnknownSigmaStepwise
 from .trusted import PoissonExposure, SpearmanSmallN, StudentisedMeanSkewed, TwoProportionRare, WelchSkewed
+from .trusted_model import StudentTMeanSkewed, StudentTwoSampleSkewed
 
 __all__ = ["SCENARIOS", "scenario_names", "get_scenario"]
 
@@ -32,6 +33,8 @@ SCENARIOS: dict[str, Scenario] = {
         TwoProportionRare(),
         WelchSkewed(),
         StudentisedMeanSkewed(),
+        StudentTMeanSkewed(),
+        StudentTwoSampleSkewed(),
         SpearmanSmallN(),
         PoissonExposure(),
         UnknownSigmaStepwise(),
