@@ -73,14 +73,28 @@ _ROUTE_COLUMNS = {"maxinfo": "pvalue_maxinfo", "mutual_info": "pvalue_mutual_inf
 
 def _withhold(row: dict[str, Any], corr, trusted: float) -> None:
     """Withhold every corrected column whose threshold lies below the level at which the
-    row's naive p-value is trusted (and the corrected interval with the best column)."""
+    row's naive p-value is trusted (and the corrected interval with the best column), unless
+    the naive p-value itself is at or above that level.
+
+    A corrected p-value :math:`\tilde p` rejects at a level :math:`a` exactly when the naive
+    :math:`p \le \gamma(a)`, with :math:`\gamma` increasing in :math:`a`; so every rejection
+    it implies compares p with a threshold of at least p. When :math:`p \ge u_0` (the trusted
+    level) those thresholds are all trusted and :math:`\tilde p` is shown, whatever the
+    report's own threshold (it then does not reject at alpha); a corrected p-value of 1 rejects
+    at no level and is always shown. Displayed only when
+    :math:`p \ge u_0`, the column's rejection events are :math:`\{u_0 \le p \le \gamma(a)\}`,
+    empty whenever :math:`\gamma(a) < u_0` (docs/THEORY.md 7.1). The interval at
+    :math:`1 - \gamma` has no such reading and follows the threshold."""
+    naive = row.get("pvalue_naive", math.nan)
     for key, col in _ROUTE_COLUMNS.items():
         t = corr.thresholds.get(key)
-        if t is not None and t.log2_gamma < np.log2(trusted) and not np.isnan(row[col]):
+        below = t is not None and t.log2_gamma < np.log2(trusted)
+        if below and key == "best":
+            row["ci_corrected_low"] = row["ci_corrected_high"] = math.nan
+        if below and not (naive >= trusted or row[col] >= 1.0) and not np.isnan(row[col]):
             row[col] = math.nan
             if key == "best":
                 row["best_route"] = ""
-                row["ci_corrected_low"] = row["ci_corrected_high"] = math.nan
 
 
 def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,

@@ -193,7 +193,8 @@ def ols_trusted_level(exog: np.ndarray, resid: np.ndarray, columns: list[int], a
             col_ok = second_order_ok(skew * s3, low * s4, high * s4)
         else:
             q, x = _trust._tail(alternative)
-            rel = _trust.EDGEWORTH_SAFETY * (np.asarray(skew * s3)[..., None]) * (2 * x * x + 1) / 6 * _trust._mills(x, q)
+            g = np.asarray(skew * s3)[..., None]
+            rel = _trust.EDGEWORTH_SAFETY * g * (2 * x * x + 1) / 6 * _trust._mills(x, q)
             col_ok = 1.0 + np.nan_to_num(rel, nan=np.inf) <= 1.0 + _trust.RATE_TOLERANCE
         ok = ok & col_ok
     return _level(ok)

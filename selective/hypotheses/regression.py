@@ -291,11 +291,8 @@ class CoefficientTest(TestSpec):
         method = f"{call}.t_test('{self.term} = {fmt(self.value)}') ({reference})"
         if self.exponentiate:
             method += f"; estimate and CI exponentiated ({_RATIO_NAMES[self.model]})"
-        if self.model == "ols" and _plain(self):
+        if self.model == "ols" and self.cov_type == "nonrobust":  # OLS and WLS
             pvalue_method, trusted = "exact_under_model", ols_trusted_level(fit, [index], self.alternative)
-        elif self.model == "ols" and self.cov_type == "nonrobust":  # WLS: exact under normal errors only
-            pvalue_method, trusted = "exact_under_model", 1.0
-            method += "; weighted least squares: exact only under normal errors, trusted at no level below 1"
         elif not _plain(self):
             pvalue_method, trusted = "asymptotic", 1.0
             method += f"; {ROBUST_NOTE}"
@@ -450,10 +447,10 @@ def glm_trusted_level(fit, model: str, columns: list[int], alternative: str) -> 
 
 
 def ols_trusted_level(fit, columns: list[int], alternative: str) -> float:
-    """Trusted level of OLS t / F p-values (:func:`selective.hypotheses._trust_model.ols_trusted_level`
-    from the residuals)."""
+    """Trusted level of OLS / WLS t and F p-values (:func:`selective.hypotheses._trust_model.ols_trusted_level`
+    from the whitened design and residuals: WLS is OLS on rows scaled by the root weights)."""
     return float(_trust_model.ols_trusted_level(
-        np.asarray(fit.model.exog, dtype=float), np.asarray(fit.resid, dtype=float), columns, alternative
+        np.asarray(fit.model.wexog, dtype=float), np.asarray(fit.wresid, dtype=float), columns, alternative
     ))
 
 

@@ -50,7 +50,7 @@ def test_summary_shows_every_number_and_says_it_is_naive(data):
     assert lines[0] == res.hypothesis and set(lines[1]) == {"="}
     for part in (f"{res.estimate:.4g}", f"{res.statistic:.4g}", f"{res.pvalue_naive:.3g}", "90% CI",
                  f"[{res.ci_naive[0]:.4g}, {res.ci_naive[1]:.4g}]", f"{res.df:.4g}", "N ", str(res.n_obs),
-                 "exact_under_model (trusted at every level)", res.method, "Naive result"):
+                 f"exact_under_model (trusted down to {res.trusted_level:.3g})", res.method, "Naive result"):
         assert part in text, part
     joint = JointWaldTest(formula="y ~ x", terms=("x",)).run(data).summary()
     assert "CI          n/a" in joint.replace("95% CI", "CI") and "1, 58" in joint  # F(1, 58): df and df_denom

@@ -51,6 +51,7 @@ from .trusted import (
     TwoProportionRare,
     WelchSkewed,
 )
+from .trusted_model import StudentTMeanSkewed, StudentTwoSampleSkewed
 
 __all__ = [
     "AdaptiveFamily",
@@ -68,6 +69,8 @@ __all__ = [
     "TwoProportionRare",
     "WelchSkewed",
     "StudentisedMeanSkewed",
+    "StudentTMeanSkewed",
+    "StudentTwoSampleSkewed",
     "SpearmanSmallN",
     "PoissonExposure",
     "TrustedReplication",

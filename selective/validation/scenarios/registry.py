@@ -33,13 +33,13 @@ SCENARIOS: dict[str, Scenario] = {
         TwoProportionRare(),
         WelchSkewed(),
         StudentisedMeanSkewed(),
-        StudentTMeanSkewed(),
-        StudentTwoSampleSkewed(),
         SpearmanSmallN(),
         PoissonExposure(),
         UnknownSigmaStepwise(),
         NoisyTopKTheorem20(name="noisy_topk_thm20_eps0.3", eps_sqrt_n=0.3),
         NoisyTopKTheorem20(name="noisy_topk_thm20_eps2", eps_sqrt_n=2.0),
+        StudentTMeanSkewed(),
+        StudentTwoSampleSkewed(),
     )
 }
 """The scenario library, by name, in a fixed order: :func:`selective.validation.validate.validate`

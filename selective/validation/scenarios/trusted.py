@@ -334,8 +334,7 @@ class StudentisedMeanSkewed(_ThroughReport):
 
     withheld_columns: ClassVar[dict[str, str]] = {
         **{c: "the report withholds it: a z (or t) p-value of a skewed mean of 50 is not trusted near alpha/N "
-              "(THEORY.md 7.1)" for c in ("pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best")},
-        "pvalue_split": "the report withholds it: a z (or t) p-value of a skewed mean of 25 is not trusted at 0.01"}
+              "(THEORY.md 7.1)" for c in ("pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best")}}
 
     def __post_init__(self) -> None:
         _ThroughReport.__post_init__(self)

@@ -43,8 +43,7 @@ class StudentTMeanSkewed(StudentisedMeanSkewed):
 
     withheld_columns: ClassVar[dict[str, str]] = {
         **{c: "the report withholds it: a t p-value of a skewed mean of 50 is not trusted near alpha/N "
-              "(THEORY.md 7.1)" for c in ("pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best")},
-        "pvalue_split": "the report withholds it: a t p-value of a skewed mean of 25 is not trusted at 0.01"}
+              "(THEORY.md 7.1)" for c in ("pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best")}}
 
     def draw(self, rng):
         return _frame(rng.exponential(size=(self.n_obs, self.n_features)), self.names)
