@@ -71,8 +71,12 @@ _ROUTE_COLUMNS = {"maxinfo": "pvalue_maxinfo", "mutual_info": "pvalue_mutual_inf
                   "bonferroni": "pvalue_bonferroni", "best": "pvalue_best"}
 
 
-def _withhold(row: dict[str, Any], corr, trusted: float) -> None:
-    """Withhold every corrected column whose threshold lies below the level at which the
+_ROUTE_NAMES = {"maxinfo": "max-info", "mutual_info": "mutual-information", "bonferroni": "Bonferroni",
+                "best": "best valid"}
+
+
+def _withhold(row: dict[str, Any], corr, trusted: float) -> list[str]:
+    r"""Withhold every corrected column whose threshold lies below the level at which the
     row's naive p-value is trusted (and the corrected interval with the best column), unless
     the naive p-value itself is at or above that level.
 
@@ -86,6 +90,7 @@ def _withhold(row: dict[str, Any], corr, trusted: float) -> None:
     empty whenever :math:`\gamma(a) < u_0` (docs/THEORY.md 7.1). The interval at
     :math:`1 - \gamma` has no such reading and follows the threshold."""
     naive = row.get("pvalue_naive", math.nan)
+    withheld = []
     for key, col in _ROUTE_COLUMNS.items():
         t = corr.thresholds.get(key)
         below = t is not None and t.log2_gamma < np.log2(trusted)
@@ -93,8 +98,14 @@ def _withhold(row: dict[str, Any], corr, trusted: float) -> None:
             row["ci_corrected_low"] = row["ci_corrected_high"] = math.nan
         if below and not (naive >= trusted or row[col] >= 1.0) and not np.isnan(row[col]):
             row[col] = math.nan
+            withheld.append(_ROUTE_NAMES[key])
             if key == "best":
                 row["best_route"] = ""
+    return withheld
+
+
+def _method_of(result: Any) -> str:
+    return str(getattr(result, "pvalue_method", "asymptotic"))
 
 
 def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
@@ -119,7 +130,11 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
             "note": note,
         })
         if tr is not None and tr.trusted_level > 0:
-            _withhold(rows[-1], corr, tr.trusted_level)
+            withheld = _withhold(rows[-1], corr, tr.trusted_level)
+            if withheld and not tr.note:
+                rows[-1]["note"] = "; ".join(x for x in (rows[-1]["note"], (
+                    f"{', '.join(withheld)} withheld: threshold below {tr.trusted_level:.2g}, where the "
+                    f"{_method_of(tr.result)} p-value is trusted")) if x)
     return rows
 
 

@@ -11,10 +11,11 @@ measures, at levels :math:`10^{-2}` to :math:`10^{-5}`, the rejection rate of
 
 Each row gives the Clopper-Pearson 95% interval of the rate and the one-sided exact binomial
 p-value of "the rate exceeds its bound": the level itself, or :math:`1.1u` when an
-asymptotic p-value was used (Bradley's stringent criterion, :mod:`selective.hypotheses._trust`).
-A row *fails* when that p-value is below :data:`FAIL_AT` = 1e-6, for a null inside the
-test's model; rows whose null breaks an exact-under-model test's model (skewed data for a
-t-test) report ``outside model`` instead, because the p-value makes no claim there.
+asymptotic or exact-under-model p-value was used (Bradley's stringent criterion,
+:mod:`selective.hypotheses._trust`; exact-under-model tests are trusted from the shape of
+their data, :mod:`selective.hypotheses._trust_model`). A row *fails* when that p-value is
+below :data:`FAIL_AT` = 1e-6; a case marked outside its test's model (none in the shipped
+table since t, OLS and Pearson got their trust rules) would report ``outside model``.
 
 What the table can show: ``run`` rows use vectorised statistics (or caches over sufficient
 statistics through the real ``run``), so 10^6 or more draws per case, enough to see a

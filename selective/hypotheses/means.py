@@ -223,10 +223,13 @@ class OneSampleTTest(TestSpec):
     one-sided alternative), as in R's ``t.test(x, mu = value)``.
 
     The p-value is exact under the model of normal observations (``pvalue_method
-    "exact_under_model"``, ``trusted_level`` 0.0); with skewed data it is an approximation
-    whose error grows in the far tail (docs/calibration.md), and no test of a mean is exact
-    without a model (Bahadur and Savage, Ann. Math. Stat. 27, 1956), so ``run_at_level``
-    returns the result of :meth:`run`.
+    "exact_under_model"``); with skewed data it is an approximation whose error grows in the
+    far tail (exponential, n = 50: 20 times the level at 1e-4; docs/calibration.md), so its
+    ``trusted_level`` comes from the sample's skewness and kurtosis
+    (:func:`selective.hypotheses._trust_model.studentised_mean_trusted_level`). No test of a
+    mean is exact without a model (Bahadur and Savage, Ann. Math. Stat. 27, 1956), so
+    ``run_at_level`` returns the result of :meth:`run` and the report withholds corrected
+    p-values below the trusted level.
     """
 
     column: str
@@ -287,10 +290,12 @@ class TwoSampleTTest(TestSpec):
     ``statsmodels CompareMeans(...).ttest_ind``. Estimate: the difference of means.
 
     Student's p-value is exact under normal samples with equal variances
-    (``"exact_under_model"``, ``trusted_level`` 0.0). Welch's is asymptotic even under
-    normality; its ``trusted_level`` comes from the Edgeworth rule of
-    :mod:`selective.hypotheses._trust` with a bound on the skewness of the difference of
-    means (skewed data in a small arm make it large). Below it, ``run_at_level`` permutes
+    (``"exact_under_model"``); its ``trusted_level`` bounds its error against the
+    label-permutation law of the observed values (Pitman's moments,
+    :func:`selective.hypotheses._trust_model.correlation_trusted_level`). Welch's is
+    asymptotic even under normality; its ``trusted_level`` comes from the Edgeworth rules
+    (second order when two-sided) with bounds on the skewness and kurtosis of the difference
+    of means (skewed data in a small arm make it large). Below either, ``run_at_level`` permutes
     the group labels of ``(x1 - value, x2)`` and recomputes the studentised statistic of
     ``usevar`` (all reassignments when at most ``max_resamples``, else Monte Carlo with the
     +1 correction). That p-value is exact when the two groups have the same distribution up

@@ -200,10 +200,12 @@ class CoefficientTest(TestSpec):
     change of 1e-13 (``GLM_FIT_OPTIONS``). Numbers come from ``fit.t_test``; the interval is
     ``fit.conf_int``'s (one-sided for a one-sided alternative).
 
-    OLS p-values are exact under normal errors (``"exact_under_model"``, ``trusted_level``
-    0.0). GLM Wald p-values are asymptotic, trusted by the rule of
-    :func:`selective.hypotheses._trust.glm_trusted_level` (skewness, kurtosis and lattice
-    step of the score). Below it, and when ``value`` is 0, ``run_at_level`` permutes the
+    OLS (and WLS) p-values are exact under normal errors (``"exact_under_model"``), trusted
+    from the residuals' skewness and kurtosis and the tested column's shape
+    (:func:`selective.hypotheses._trust_model.ols_trusted_level`). GLM Wald p-values are
+    asymptotic, trusted by the rule of :func:`selective.hypotheses._trust.glm_trusted_level`
+    (skewness, kurtosis and lattice step of the score). Below the trusted level, and when
+    ``value`` is 0 with the ordinary covariance and no weights, ``run_at_level`` permutes the
     outcome within strata of rows with identical nuisance columns (all rows when the only
     other term is the intercept) and refers the standardised efficient score to that
     permutation law (Monte Carlo, +1 correction): exact whenever outcomes with the same
