@@ -320,7 +320,8 @@ class StudentisedMeanSkewed(_ThroughReport):
     largest ``|z|``. Test: :class:`~selective.hypotheses.OneSampleZTest`. No test of a mean is
     exact without a model, and the t reference of ``run_at_level`` is itself charged the
     skewness rule, which a skewed sample of 50 never passes near 1e-4: the report withholds
-    every corrected column (and the split test at 0.01, on 25 rows).
+    every corrected column that could reject (the split test at 0.01, on 25 rows, likewise:
+    it is shown only where its p-value is at or above its trusted level, so cannot reject).
 
     Truth: global null (every outcome has mean 1).
     """
