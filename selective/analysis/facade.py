@@ -30,6 +30,7 @@ from ..selectors.base import (
     missing_columns,
 )
 from ._on_dask import DaskScored
+from .conditional_rows import conditional_cells, link_winners
 from .report import CorrectedTable
 from .rows import ADJUST_METHODS, build_table, void_totals
 from .sources import (
@@ -143,7 +144,9 @@ class Analysis:
         self._test_seed = _child_seed(self._rng)
         self._trust_cache: dict = {}
         self._selections: list[Selection] = []
+        self._selectors: list[Any] = []  # the selector of each selection (None for record())
         self._tests: list[tuple[Any, Any]] = []
+        self._links: list[Any] = []  # per test: its WinnersLink (conditional columns) or None
         self._void: list[str] = []  # steps that touched the data but could not be recorded
 
     @property
@@ -382,6 +385,7 @@ class Analysis:
                 self._charge_failure(declared, name, exc)
             raise
         self._selections.append(sel)
+        self._selectors.append(selector)
         return sel
 
     def record(self, selection: Selection) -> Selection:
@@ -420,19 +424,36 @@ class Analysis:
             raise
         self._record_after_look(cert, selection.label)
         self._selections.append(selection)
+        self._selectors.append(None)
         return selection
 
-    def test(self, spec: Any) -> Any:
+    def test(self, spec: Any, *, conditional_on: Selection | None = None) -> Any:
         """Run a confirmatory test spec (see :mod:`selective.hypotheses`) on the data.
+
+        Parameters
+        ----------
+        spec : test spec
+        conditional_on : Selection, optional
+            A selection of this analysis from a :class:`~selective.selectors.TopK` screen among
+            whose winners is the column ``spec`` tests: the report then adds the p-value and
+            interval conditional on the screen's ranking (inference on winners), shown when the
+            screen is the only step and its statistics' normal tails are trusted
+            (:mod:`selective.analysis.conditional_rows`, docs/THEORY.md 3.9).
 
         On Dask data only the columns the spec names
         (:func:`~selective.analysis.sources.spec_columns`) are collected, once, within
         ``max_collect_bytes``; the test runs on them in memory, as on a pandas frame.
+
+        Raises TypeError or ValueError, with the reason, when ``spec`` is not a test spec or
+        does not test one of the winners of ``conditional_on``.
         """
         if not hasattr(spec, "run"):
             raise TypeError(f"`spec` must be a test spec with a run(data) method; got {spec!r}.")
+        link = None if conditional_on is None else link_winners(spec, conditional_on, self._selections,
+                                                                 self._selectors)
         result = spec.run(self._rows_for(spec) if self._dask else self._data)
         self._tests.append((spec, result))
+        self._links.append(link)
         return result
 
     def report(self, *, alpha: float | None = None, adjust: str | None = None) -> CorrectedTable:
@@ -472,8 +493,11 @@ class Analysis:
         if any(t.replaced for t in trust):
             corr = correct(np.array([r.pvalue_naive for r in results], dtype=float), totals, alpha=a,
                            n_candidates=self.n_candidates, adaptive=self.adaptive)
+        conditional = None if all(x is None for x in self._links) else conditional_cells(
+            self._links, rows, alpha=a, n_steps=len(self.ledger.rows()), void=bool(self._void), is_dask=self._dask)
         return build_table(results, totals, corr, alpha=a, n_candidates=self.n_candidates, adjust=adjust,
-                           ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size, trust=trust)
+                           ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size, trust=trust,
+                           conditional=conditional)
 
 
     def _rows_for(self, spec: Any) -> pd.DataFrame:

@@ -16,6 +16,10 @@ Column sets (the ``columns`` argument of the renderings):
 - ``"all"``: every column of :data:`TABLE_COLUMNS`.
 - a tuple of names from :data:`TABLE_COLUMNS` (and ``"ci_corrected"``, the corrected interval
   as one column).
+
+A table whose analysis ran a test with ``conditional_on`` also has the
+:data:`CONDITIONAL_COLUMNS` (before "note"); "short" and "compact" then show the conditional
+p-value after the best valid one, and "all" every conditional column.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ __all__ = [
     "text_table",
     "latex_escape",
     "TABLE_COLUMNS",
+    "CONDITIONAL_COLUMNS",
     "LATEX_PACKAGES",
 ]
 
@@ -73,6 +78,10 @@ TABLE_COLUMNS = (
     "note",
 )
 
+#: Columns present only when a test was run with ``Analysis.test(..., conditional_on=...)``:
+#: the p-value and interval conditional on a top-k screen (inference on winners), before "note".
+CONDITIONAL_COLUMNS = ("pvalue_conditional", "ci_conditional_low", "ci_conditional_high")
+
 _HEADERS = {
     "estimate": "Estimate",
     "ci_low": "CI low (naive)",
@@ -90,6 +99,9 @@ _HEADERS = {
     "ci_corrected_low": "CI low (corrected)",
     "ci_corrected_high": "CI high (corrected)",
     "ci_corrected": "CI (corrected)",
+    "pvalue_conditional": "p (conditional)",
+    "ci_conditional_low": "CI low (conditional)",
+    "ci_conditional_high": "CI high (conditional)",
     "note": "note",
 }
 
@@ -311,7 +323,8 @@ class CorrectedTable(RenderMixin):
     Attributes
     ----------
     frame : pandas.DataFrame
-        Indexed by hypothesis, columns :data:`TABLE_COLUMNS`.
+        Indexed by hypothesis, columns :data:`TABLE_COLUMNS` (and :data:`CONDITIONAL_COLUMNS` when
+        a test was conditioned on a screen).
     alpha : float
         Level of the corrected intervals.
     footnote : str
@@ -358,13 +371,18 @@ class CorrectedTable(RenderMixin):
                 raise ValueError(f"`columns` must be one of {tuple(COLUMN_SETS)} or a tuple of names from "
                                  f"{TABLE_COLUMNS}; got {columns!r}.")
             cols = COLUMN_SETS[columns]
+            if "pvalue_conditional" in self.frame.columns:
+                extra = ("pvalue_conditional",) if columns != "all" else CONDITIONAL_COLUMNS
+                at = cols.index("note") if columns == "all" else cols.index("pvalue_best") + 1
+                cols = cols[:at] + extra + cols[at:]
             if columns != "all" and self.frame["pvalue_adjusted"].isna().all():
                 cols = tuple(c for c in cols if c != "pvalue_adjusted")
             if columns == "compact" and self._common_n() is not None:
                 cols = tuple(c for c in cols if c != "n_obs")
             return cols
         cols = tuple(columns)
-        bad = [c for c in cols if c not in TABLE_COLUMNS and c != "ci_corrected"]
+        bad = [c for c in cols if c not in TABLE_COLUMNS and c != "ci_corrected" and not (
+            c in CONDITIONAL_COLUMNS and c in self.frame.columns)]
         if bad:
             raise ValueError(f"`columns` must be one of {tuple(COLUMN_SETS)} or names from {TABLE_COLUMNS} "
                              f"(or 'ci_corrected'); got {bad!r}.")

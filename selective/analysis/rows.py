@@ -18,7 +18,7 @@ import pandas as pd
 from ..accounting.certificates import PRODUCT
 from ..accounting.totals import LedgerTotals
 from ..exceptions import NoBoundError
-from .report import TABLE_COLUMNS, CorrectedTable
+from .report import CONDITIONAL_COLUMNS, TABLE_COLUMNS, CorrectedTable
 
 __all__ = ["ADJUST_METHODS", "void_totals", "build_table"]
 
@@ -177,20 +177,32 @@ def footnote(totals: LedgerTotals, corr, *, alpha: float, n_candidates: int | No
                      f"({corr.gamma_best.route}) for alpha = {alpha:g}.")
     if adjust is not None:
         parts.append(f"Adjusted p-values: {adjust} across the {n_tests} tests, on the best valid p-values.")
-    parts.extend(corr.notes)
+    parts.extend(n[:1].upper() + n[1:] + ("" if n.endswith(".") else ".") for n in corr.notes if n)
     return " ".join(parts)
 
 
 def build_table(results: Sequence[Any], totals: LedgerTotals, corr, *, alpha: float,
                 n_candidates: int | None = None, adjust: str | None = None,
                 ledger_rows: list[dict[str, Any]] | None = None, units: Any = None,
-                group_size: int = 1, trust: Sequence[Any] | None = None) -> CorrectedTable:
+                group_size: int = 1, trust: Sequence[Any] | None = None,
+                conditional: Sequence[dict[str, Any] | None] | None = None) -> CorrectedTable:
     """The corrected table of ``results`` (test results, in order) under ``totals`` and ``corr``
     (the corrections of their naive p-values, :func:`selective.corrections.correct`).
     ``trust`` (from :func:`selective.analysis.trust.results_at_level`) adds each row's note on
-    how its p-value was obtained and withholds the columns used below its trusted level."""
+    how its p-value was obtained and withholds the columns used below its trusted level.
+    ``conditional`` (from :func:`selective.analysis.conditional_rows.conditional_cells`) adds the
+    conditional columns, with their notes, to the rows that have them."""
     index = pd.Index(_unique([r.hypothesis for r in results]), name="hypothesis")
-    frame = pd.DataFrame(_rows(results, totals, corr, units, trust), index=index, columns=list(TABLE_COLUMNS))
+    rows = _rows(results, totals, corr, units, trust)
+    columns = list(TABLE_COLUMNS)
+    if conditional is not None:
+        columns = columns[:columns.index("note")] + list(CONDITIONAL_COLUMNS) + ["note"]
+        for row, cell in zip(rows, conditional, strict=True):
+            row.update({c: math.nan for c in CONDITIONAL_COLUMNS})
+            if cell is not None:
+                row.update({c: cell[c] for c in CONDITIONAL_COLUMNS})
+                row["note"] = "; ".join(x for x in (row["note"], cell["note"]) if x)
+    frame = pd.DataFrame(rows, index=index, columns=columns)
     if adjust is not None:
         frame["pvalue_adjusted"] = _adjusted(frame["pvalue_best"].to_numpy(dtype=float), adjust)
     note = footnote(totals, corr, alpha=alpha, n_candidates=n_candidates, adjust=adjust, n_tests=len(results),

@@ -1,0 +1,248 @@
+r"""The conditional column of the report: inference on winners after a top-k screen.
+
+A test run with ``Analysis.test(spec, conditional_on=selection)`` gets, beside the ledger's
+corrected columns, a p-value and interval *conditional on the selection*: the candidate was
+one of the top k of a :class:`~selective.selectors.TopK` screen whose scores are normal
+statistics with a covariance the data estimate (differences of group means and their t
+statistics, :class:`~selective.selectors.TwoGroupScores`; means and one-sample t statistics,
+:class:`~selective.selectors.CandidateScores`). The p-value is the truncated-normal pivot of
+:func:`selective.conditional.winners_inference` (Andrews, Kitagawa and McCloskey 2024, Section 3;
+docs/THEORY.md 3.9): exact given the ranking when the statistics are jointly normal with the
+covariance used, asymptotically valid when the covariance is estimated.
+
+When the column is withheld (with its reason in the note):
+
+* the ledger holds another step than this screen (the pivot conditions on one step only: an
+  earlier look that chose the family, or a later one, is not accounted for), or the ledger's
+  corrections are void;
+* the data are a Dask frame (the statistics' covariance needs every candidate column in memory);
+* more than :data:`MAX_CANDIDATES` candidates (the covariance matrix is not formed);
+* the normal approximation is not trusted where the test is used: a conditional test at level
+  alpha rejects on an event of unconditional probability alpha times :math:`P_0(V^- \le X_j \le
+  V^+)` (the mass of the truncation interval), so the column is shown when the large-sample
+  z-test of the same hypothesis (normal reference, same data) is trusted at that level, or
+  when the unconditional normal p-value of the statistic is itself at or above that z-test's
+  trusted level (every rejection the conditional p-value implies then happens in trusted
+  tails); the rule of docs/THEORY.md 7.1 applied to the conditional tail. The interval follows
+  the first condition only.
+
+The statistics are recomputed from the rows at report time; if their ranking does not give the
+selection that was made (ties, or a score that is not the one described), the column is
+withheld rather than conditioned on an event that did not happen.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.special
+
+from ..conditional.winners import winners_inference
+from ..hypotheses.means import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest
+from ..selectors.scores import CandidateScores, TwoGroupScores
+from ..selectors.topk import TopK
+from .report import CONDITIONAL_COLUMNS
+
+__all__ = ["CONDITIONAL_COLUMNS", "MAX_CANDIDATES", "WinnersLink", "link_winners", "conditional_cells"]
+
+#: Screens over more candidates are not conditioned on (their covariance matrix would be formed).
+MAX_CANDIDATES = 4000
+
+_TWO_SAMPLE = (TwoSampleTTest, TwoSampleZTest)
+_ONE_SAMPLE = (OneSampleTTest, OneSampleZTest)
+
+
+@dataclass(frozen=True)
+class WinnersLink:
+    """A test tied to a top-k step: which step, which candidate, and the hypothesis."""
+
+    step: int            # position of the selection among the analysis' selections
+    selection: Any
+    selector: Any
+    candidate: Any
+    value: float         # the tested value on the parameter's scale
+    alternative: str
+
+
+def _supported(score: Any) -> str | None:
+    """Why ``score`` cannot be conditioned on, or None."""
+    if isinstance(score, TwoGroupScores):
+        return None
+    if isinstance(score, CandidateScores):
+        if score.target is not None or score.kind not in ("mean", "t"):
+            return (f"CandidateScores(kind={score.kind!r}, target={score.target!r}) is not supported (only kind 'mean' "
+                    "or 't' without a target: means and one-sample t statistics)")
+        return None
+    return (f"the screen's score is {type(score).__name__}; inference on winners needs a TwoGroupScores or a "
+            "CandidateScores(kind='mean' or 't') score, whose statistics are normal with a covariance the data give")
+
+
+def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -> WinnersLink:
+    """Check that ``selection`` is one of ``selections`` (made by the matching one of
+    ``selectors``), a screen this module supports, and that ``spec`` tests the parameter it ranked
+    for one of its winners; return the link (raises with the reason otherwise)."""
+    step = next((i for i, s in enumerate(selections) if s is selection), None)
+    if step is None:
+        raise ValueError("`conditional_on` must be a selection returned by this analysis' select(); got "
+                         f"{selection!r}.")
+    selector = selectors[step]
+    if not isinstance(selector, TopK):
+        raise TypeError(f"`conditional_on` must be the selection of a TopK step; step {step + 1} was made by "
+                        f"{type(selector).__name__}.")
+    problem = _supported(selector.score)
+    if problem:
+        raise TypeError(f"`conditional_on`: {problem}.")
+    score = selector.score
+    column = getattr(spec, "column", None)
+    if isinstance(score, TwoGroupScores):
+        if not isinstance(spec, _TWO_SAMPLE) or spec.group != score.group or spec.levels != score.levels:
+            raise ValueError(
+                f"`conditional_on`: the screen ranked differences of means of group {score.group!r} levels "
+                f"{score.levels!r}, so the test must be a TwoSampleTTest or TwoSampleZTest with group={score.group!r} "
+                f"and levels={score.levels!r}; got {spec!r}.")
+    elif not isinstance(spec, _ONE_SAMPLE):
+        raise ValueError(f"`conditional_on`: the screen ranked column means, so the test must be a OneSampleTTest or "
+                         f"OneSampleZTest; got {spec!r}.")
+    if column not in tuple(selection.value):
+        raise ValueError(f"`conditional_on`: the test's column {column!r} is not among the selected candidates "
+                         f"{tuple(selection.value)!r}.")
+    return WinnersLink(step=step, selection=selection, selector=selector, candidate=column,
+                       value=float(spec.value), alternative=spec.alternative)
+
+
+def _two_group(score: TwoGroupScores, data: pd.DataFrame):
+    cols = list(score.columns)
+    g = data[score.group].to_numpy()
+    a = data.loc[g == score.levels[0], cols].to_numpy(dtype=float)
+    b = data.loc[g == score.levels[1], cols].to_numpy(dtype=float)
+    na, nb = a.shape[0], b.shape[0]
+    if na < 2 or nb < 2:
+        return None
+    sa, sb = np.atleast_2d(np.cov(a, rowvar=False)), np.atleast_2d(np.cov(b, rowvar=False))
+    cov_d = sa / na + sb / nb
+    diff = a.mean(axis=0) - b.mean(axis=0)
+    if score.kind == "difference":
+        scale = np.ones(len(cols))
+    elif score.kind == "welch_t":
+        scale = np.sqrt(np.diag(cov_d))
+    else:  # student_t: the pooled standard error
+        sp2 = ((na - 1) * np.diag(sa) + (nb - 1) * np.diag(sb)) / (na + nb - 2)
+        scale = np.sqrt(sp2 * (1.0 / na + 1.0 / nb))
+    return diff, cov_d, scale
+
+
+def _one_sample(score: CandidateScores, data: pd.DataFrame):
+    x = data[list(score.candidates)].to_numpy(dtype=float)
+    n = x.shape[0]
+    if n < 2:
+        return None
+    cov_m = np.atleast_2d(np.cov(x, rowvar=False)) / n
+    scale = np.ones(x.shape[1]) if score.kind == "mean" else np.sqrt(np.diag(cov_m))
+    return x.mean(axis=0), cov_m, scale
+
+
+def _z_trusted(link: WinnersLink, data: pd.DataFrame) -> float:
+    """The trusted level of the large-sample z-test of the same hypothesis on the same rows."""
+    score = link.selector.score
+    if isinstance(score, TwoGroupScores):
+        usevar = "pooled" if score.kind == "student_t" else "unequal"
+        z = TwoSampleZTest(column=link.candidate, group=score.group, levels=score.levels, usevar=usevar,
+                           value=link.value, alternative=link.alternative)
+    else:
+        z = OneSampleZTest(column=link.candidate, value=link.value, alternative=link.alternative)
+    level = float(getattr(z.run(data), "trusted_level", 0.0) or 0.0)
+    return level if math.isfinite(level) else 1.0
+
+
+def _log_mass(vlo: float, vup: float, mu: float, sd: float) -> float:
+    """log P(vlo <= X <= vup) for X ~ N(mu, sd^2), accurate in either tail."""
+    a, b = (vlo - mu) / sd, (vup - mu) / sd
+    if a > 0:  # upper tail: Phi(-a) - Phi(-b)
+        a, b = -b, -a
+    la, lb = scipy.special.log_ndtr(a), scipy.special.log_ndtr(b)
+    if lb == -math.inf:
+        return -math.inf
+    return float(lb + np.log1p(-np.exp(min(la - lb, 0.0)))) if la > -math.inf else float(lb)
+
+
+def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: float, n_steps: int,
+                      void: bool, is_dask: bool) -> list[dict[str, Any] | None]:
+    """The conditional columns and a note for each test (None for a test without a link)."""
+    out: list[dict[str, Any] | None] = []
+    cache: dict = {}
+    for link in links:
+        if link is None:
+            out.append(None)
+            continue
+        cell = {c: math.nan for c in CONDITIONAL_COLUMNS}
+        reason = _scope_reason(link, n_steps=n_steps, void=void, is_dask=is_dask)
+        if reason is None:
+            reason = _fill(cell, link, data, alpha, cache)
+        cell["note"] = reason
+        out.append(cell)
+    return out
+
+
+def _scope_reason(link: WinnersLink, *, n_steps: int, void: bool, is_dask: bool) -> str | None:
+    if void:
+        return "conditional withheld: the ledger is void"
+    if n_steps != 1:
+        return (f"conditional withheld: it conditions on step {link.step + 1} only, and the ledger has {n_steps} "
+                "steps")
+    if is_dask:
+        return "conditional withheld: not computed on Dask data (the candidates' covariance needs their columns)"
+    n = len(link.selector.candidates)
+    if n > MAX_CANDIDATES:
+        return f"conditional withheld: {n} candidates, more than {MAX_CANDIDATES}"
+    return None
+
+
+def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache: dict) -> str:
+    score = link.selector.score
+    key = (id(link.selection), link.candidate, link.value, link.alternative)
+    if id(link.selection) not in cache:
+        stats = _two_group(score, data) if isinstance(score, TwoGroupScores) else _one_sample(score, data)
+        cache[id(link.selection)] = stats
+    stats = cache[id(link.selection)]
+    if stats is None:
+        return "conditional withheld: a group has fewer than 2 rows"
+    est, cov, scale = stats
+    labels = list(score.columns if isinstance(score, TwoGroupScores) else score.candidates)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = est / scale
+        sigma = cov / np.outer(scale, scale)
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(sigma)) and np.all(np.diag(sigma) > 0)):
+        return "conditional withheld: a candidate's statistic or variance is not finite or is zero"
+    k = link.selector.k
+    by = "abs" if score.absolute else "value"
+    keyed = np.abs(x) if by == "abs" else x
+    top = set(np.argsort(-keyed, kind="stable")[:k].tolist())
+    if {labels[i] for i in top} != set(link.selection.value):
+        return "conditional withheld: the recomputed statistics do not rank as the selection did"
+    j = labels.index(link.candidate)
+    nulls = np.zeros(len(labels))
+    nulls[j] = link.value / scale[j]
+    if key not in cache:
+        cache[key] = winners_inference(pd.Series(x, index=labels), sigma, k=k, by=by, alpha=alpha,
+                                       null_value=nulls, alternative=link.alternative)
+    res = cache[key]
+    r = list(res.candidates).index(link.candidate)
+    u0 = _z_trusted(link, data)
+    log_level = math.log(alpha) + _log_mass(res.vlo[r], res.vup[r], nulls[j], res.sd[r])
+    level_ok = u0 <= 0 or log_level >= math.log(u0)
+    what = (f"conditional: given the top-{k} ranking of step {link.step + 1} (inference on winners, Andrews, "
+            "Kitagawa and McCloskey 2024), assumes the candidates' statistics jointly normal with the estimated "
+            "covariance")
+    if level_ok or res.pvalue_naive[r] >= u0:
+        cell["pvalue_conditional"] = float(res.pvalue_conditional[r])
+    if level_ok:
+        cell["ci_conditional_low"], cell["ci_conditional_high"] = (float(v) * scale[j] for v in res.ci_conditional[r])
+        return what
+    shown = "interval" if cell["pvalue_conditional"] == cell["pvalue_conditional"] else "p-value and interval"
+    return (f"{what}; conditional {shown} withheld: the selection event has null probability "
+            f"{math.exp(log_level) / alpha:.2g}, so a test at {alpha:g} uses the normal tail at "
+            f"{math.exp(log_level):.2g}, below {u0:.2g} where the z-test is trusted")

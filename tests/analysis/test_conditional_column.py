@@ -1,0 +1,180 @@
+"""The report's conditional column: inference on winners after a TopK screen, through Analysis."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from selective import Analysis
+from selective.analysis.audit import audit_record
+from selective.analysis.report import CONDITIONAL_COLUMNS, TABLE_COLUMNS
+from selective.conditional import winners_inference
+from selective.hypotheses import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest
+from selective.selectors import CandidateScores, NoisyTopK, TopK, TwoGroupScores
+from tests.stats_helpers import assert_rate_at_most
+
+COLS = [f"x{i}" for i in range(30)]
+LEVELS = ("a", "b")
+
+
+def _two_group_frame(rng, *, n=150, rho=0.5, effect=0.0):
+    """Equicorrelated normal candidates in two arms of n rows; ``effect`` shifts x0 in arm a."""
+    z = rng.standard_normal((2 * n, 1))
+    x = math.sqrt(rho) * z + math.sqrt(1 - rho) * rng.standard_normal((2 * n, len(COLS)))
+    x[:n, 0] += effect
+    frame = pd.DataFrame(x, columns=COLS)
+    frame["arm"] = np.repeat(list(LEVELS), n)
+    return frame
+
+
+def _screen(k=1, kind="welch_t", absolute=True):
+    return TopK(k=k, score=TwoGroupScores(COLS, "arm", LEVELS, kind=kind, absolute=absolute), candidates=COLS)
+
+
+def _welch(column, **kw):
+    return TwoSampleTTest(column=column, group="arm", levels=LEVELS, usevar="unequal", **kw)
+
+
+def test_null_winner_holds_its_level_with_correlated_candidates():
+    # 600 null replications; the naive p-value of the winner rejects about half the time. The
+    # conditional column (withheld counts as no rejection) must hold 0.05 and 0.01: a correct
+    # implementation fails with probability below 1e-6 per level (one-sided exact binomial).
+    rng = np.random.default_rng(20261124)
+    pc, naive = [], []
+    for _ in range(600):
+        a = Analysis(_two_group_frame(rng), rng=1)
+        sel = a.select(_screen())
+        a.test(_welch(sel.value[0]), conditional_on=sel)
+        f = a.report().frame
+        pc.append(f.pvalue_conditional.iloc[0])
+        naive.append(f.pvalue_naive.iloc[0])
+    pc = np.array(pc)
+    assert np.mean(np.array(naive) <= 0.05) > 0.3  # the selection matters: naive p-values are far too small
+    assert np.mean(np.isnan(pc)) < 0.5  # the column is mostly shown with normal data
+    for level in (0.05, 0.01):
+        assert_rate_at_most(int(np.sum(pc <= level)), len(pc), level)
+
+
+def test_one_sample_column_is_the_winners_pivot_on_the_means():
+    # Cross-check of the plumbing (labels, covariance S/n, the tested value) against a direct
+    # call: means of 12 correlated columns, top-2 by value, H0: mu = 0.05 for each winner.
+    rng = np.random.default_rng(7)
+    cols = [f"c{i}" for i in range(12)]
+    x = 0.3 * rng.standard_normal((400, 1)) + rng.standard_normal((400, 12))
+    x[:, 3] += 0.25
+    frame = pd.DataFrame(x, columns=cols)
+    a = Analysis(frame, rng=1)
+    sel = a.select(TopK(k=2, score=CandidateScores(cols, kind="mean"), candidates=cols))
+    for c in sel.value:
+        a.test(OneSampleTTest(column=c, value=0.05), conditional_on=sel)
+    table = a.report(alpha=0.1)
+    direct = winners_inference(pd.Series(x.mean(axis=0), index=cols), np.cov(x, rowvar=False) / 400, k=2,
+                               by="value", alpha=0.1, null_value=0.05)
+    for r, c in enumerate(direct.candidates):
+        row = table.frame.iloc[list(sel.value).index(c)]
+        assert row.pvalue_conditional == pytest.approx(direct.pvalue_conditional[r], rel=1e-9)
+        if not math.isnan(row.ci_conditional_low):
+            assert (row.ci_conditional_low, row.ci_conditional_high) == pytest.approx(
+                tuple(direct.ci_conditional[r]), rel=1e-9)
+
+
+def test_t_scores_give_intervals_on_the_mean_difference_scale():
+    rng = np.random.default_rng(11)
+    frame = _two_group_frame(rng, n=2000, effect=0.15)
+    a = Analysis(frame, rng=1)
+    sel = a.select(_screen(k=2))
+    assert "x0" in sel.value
+    a.test(_welch("x0"), conditional_on=sel)
+    row = a.report().frame.iloc[0]
+    assert row.pvalue_conditional < 0.01
+    assert 0 < row.ci_conditional_low < 0.15 < row.ci_conditional_high < 0.5  # the mean difference, not a t
+
+
+def test_columns_and_renderings():
+    rng = np.random.default_rng(3)
+    a = Analysis(_two_group_frame(rng), rng=1)
+    sel = a.select(_screen(k=2))
+    a.test(_welch(sel.value[0]), conditional_on=sel)
+    a.test(_welch(sel.value[1]))  # not conditioned: NaN in the conditional columns
+    table = a.report()
+    assert list(table.frame.columns) == list(TABLE_COLUMNS[:-1]) + list(CONDITIONAL_COLUMNS) + ["note"]
+    assert math.isnan(table.frame.pvalue_conditional.iloc[1])
+    assert "pvalue_conditional" in table.columns_for("short")
+    assert "pvalue_conditional" in table.columns_for("compact")
+    assert set(CONDITIONAL_COLUMNS) <= set(table.columns_for("all"))
+    assert "p (conditional)" in table.to_markdown()
+    assert "(conditional)" in table.to_latex()
+    assert "inference on winners" in table.frame.note.iloc[0]
+    with pytest.raises(ValueError, match="conditional columns"):
+        audit_record(a, table)
+    # a table without conditioned tests keeps the plain column set
+    b = Analysis(_two_group_frame(rng), rng=1)
+    b.select(_screen())
+    b.test(_welch("x1"))
+    assert list(b.report().frame.columns) == list(TABLE_COLUMNS)
+
+
+def test_withheld_when_the_ledger_has_another_step():
+    rng = np.random.default_rng(5)
+    a = Analysis(_two_group_frame(rng), rng=1)
+    a.select(TopK(k=5, score=TwoGroupScores(COLS, "arm", LEVELS), candidates=COLS), label="family")
+    sel = a.select(_screen())
+    a.test(_welch(sel.value[0]), conditional_on=sel)
+    row = a.report().frame.iloc[0]
+    assert all(math.isnan(row[c]) for c in CONDITIONAL_COLUMNS)
+    assert "conditions on step 2 only, and the ledger has 2 steps" in row.note
+
+
+def test_withheld_where_the_normal_approximation_is_not_trusted():
+    # 12 rows per arm of lognormal data: the z-test of a mean difference is trusted only at large
+    # levels, so the conditional p-value of a winner (small tail) cannot be shown
+    rng = np.random.default_rng(9)
+    frame = pd.DataFrame(np.exp(2 * rng.standard_normal((24, len(COLS)))), columns=COLS)
+    frame["arm"] = np.repeat(list(LEVELS), 12)
+    a = Analysis(frame, rng=1)
+    sel = a.select(_screen())
+    a.test(_welch(sel.value[0]), conditional_on=sel)
+    row = a.report().frame.iloc[0]
+    assert math.isnan(row.ci_conditional_low)
+    assert "where the z-test is trusted" in row.note
+
+
+@pytest.mark.parametrize("spec, match", [
+    (OneSampleTTest(column="x0"), "TwoSampleTTest or TwoSampleZTest"),
+    (TwoSampleZTest(column="x0", group="arm", levels=("b", "a")), "levels=\\('a', 'b'\\)"),
+])
+def test_spec_must_test_the_screened_parameter(spec, match):
+    rng = np.random.default_rng(1)
+    frame = _two_group_frame(rng, effect=3.0)
+    a = Analysis(frame, rng=1)
+    sel = a.select(_screen())
+    assert sel.value == ("x0",)
+    with pytest.raises(ValueError, match=match):
+        a.test(spec, conditional_on=sel)
+    assert a.results == ()  # nothing was run
+
+
+def test_conditional_on_errors_name_the_argument():
+    rng = np.random.default_rng(2)
+    frame = _two_group_frame(rng, effect=3.0)
+    a = Analysis(frame, rng=1)
+    sel = a.select(_screen())
+    other = Analysis(frame, rng=1).select(_screen())
+    with pytest.raises(ValueError, match="`conditional_on` must be a selection returned by this analysis"):
+        a.test(_welch("x0"), conditional_on=other)
+    with pytest.raises(ValueError, match="not among the selected candidates"):
+        a.test(_welch("x5"), conditional_on=sel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        noisy = a.select(NoisyTopK(k=1, epsilon=1.0, sensitivity=0.1, score=lambda d: d[COLS[:5]].mean().abs(),
+                                   candidates=tuple(COLS[:5])))
+    with pytest.raises(TypeError, match="`conditional_on` must be the selection of a TopK step"):
+        a.test(OneSampleZTest(column=noisy.value[0]), conditional_on=noisy)
+    b = Analysis(frame, rng=1)
+    corr = b.select(TopK(k=1, score=CandidateScores(COLS[1:], kind="corr", target="x0"), candidates=COLS[1:]))
+    with pytest.raises(TypeError, match="kind 'mean' or 't'"):
+        b.test(OneSampleTTest(column=corr.value[0]), conditional_on=corr)
