@@ -331,7 +331,7 @@ class StudentisedMeanSkewed(_ThroughReport):
     @property
     def description(self) -> str:  # type: ignore[override]
         return (f"exponential outcomes, n = {self.n_obs}: top-1 of {self.n_features} by |z| of the mean,"
-                f" tested through the report (withheld)")
+                f" tested through the report (withheld where it could reject)")
 
     withheld_columns: ClassVar[dict[str, str]] = {
         **{c: "the report withholds it: a z (or t) p-value of a skewed mean of 50 is not trusted near alpha/N "

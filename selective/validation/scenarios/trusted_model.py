@@ -39,7 +39,7 @@ class StudentTMeanSkewed(StudentisedMeanSkewed):
     @property
     def description(self) -> str:  # type: ignore[override]
         return (f"exponential outcomes, n = {self.n_obs}: top-1 of {self.n_features} by |t| of the mean"
-                f" (Student t), tested through the report (withheld)")
+                f" (Student t), tested through the report (withheld where it could reject)")
 
     withheld_columns: ClassVar[dict[str, str]] = {
         **{c: "the report withholds it: a t p-value of a skewed mean of 50 is not trusted near alpha/N "
