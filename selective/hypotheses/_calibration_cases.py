@@ -253,6 +253,11 @@ def _mean_cases() -> list[Case]:
                lambda r, s: r.standard_normal(s), 8)
     one_sample("t-exponential-50", OneSampleTTest(column="y", value=1.0), "exponential(1), n = 50", "skew",
                lambda r, s: r.exponential(size=s), 50)
+    # the premise of every shape-based trust rule fails here: 60% of samples hold no outlier and look
+    # normal, but their mean sits one standard error below the population's (Bahadur and Savage 1956)
+    one_sample("t-contaminated-100", OneSampleTTest(column="y", value=0.1),
+               "N(0, 1) plus 20 with probability 0.005, n = 100", "rare outliers",
+               lambda r, s: r.standard_normal(s) + 20.0 * (r.random(s) < 0.005), 100, within_model=False)
 
     def two_sample(key, spec, null, adverse, draw1, draw2, n1, n2, *, within_model=True, draws=1_000_000,
                    calls=("run", "run_at_level")):

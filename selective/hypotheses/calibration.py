@@ -14,8 +14,10 @@ p-value of "the rate exceeds its bound": the level itself, or :math:`1.1u` when 
 asymptotic or exact-under-model p-value was used (Bradley's stringent criterion,
 :mod:`selective.hypotheses._trust`; exact-under-model tests are trusted from the shape of
 their data, :mod:`selective.hypotheses._trust_model`). A row *fails* when that p-value is
-below :data:`FAIL_AT` = 1e-6; a case marked outside its test's model (none in the shipped
-table since t, OLS and Pearson got their trust rules) would report ``outside model``.
+below :data:`FAIL_AT` = 1e-6; a case marked outside the premise of its test's trust rule
+reports ``outside model`` instead: the one shipped (``t-contaminated-100``) is a population whose
+mean is carried by outliers rarer than one per sample, which most samples do not show, so no
+rule that reads the sample can see them (Bahadur and Savage 1956).
 
 What the table can show: ``run`` rows use vectorised statistics (or caches over sufficient
 statistics through the real ``run``), so 10^6 or more draws per case, enough to see a
@@ -281,9 +283,10 @@ ordinary result) or `run_at_level` (the version trusted at the level, when one e
 - `detectable`: the rate, as a multiple of the level, that this row flags half of the time;
 - `status`: `fail` when a one-sided exact binomial test rejects "rate <= bound" at 1e-6,
   with bound the level (1.1 times it when an asymptotic p-value was used: Bradley's
-  stringent criterion); `outside model` when the null breaks the model under which the
-  p-value is exact (a t-test on skewed data), where the row documents the excess without
-  failing; `withheld` when no draw was trusted at that level.
+  stringent criterion); `outside model` when the null breaks the premise of the test's trust
+  rule, that the sample shows the shape of the population (outliers rarer than one per sample:
+  no rule that reads the sample can see them, Bahadur and Savage 1956), where the row documents
+  the excess without failing; `withheld` when no draw was trusted at that level.
 
 What the table can show. `run` rows, and `run_at_level` rows whose version is deterministic
 (exact binomial, Fisher, exact Spearman null, t or F reference), hold up to millions of
