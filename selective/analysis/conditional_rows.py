@@ -15,7 +15,8 @@ When the column is withheld (with its reason in the note):
 * the ledger holds another step than this screen (the pivot conditions on one step only: an
   earlier look that chose the family, or a later one, is not accounted for), or the ledger's
   corrections are void;
-* the data are a Dask frame (the statistics' covariance needs every candidate column in memory);
+* the data are a Dask frame (the statistics' covariance needs every candidate column in memory),
+  or the analysis declares ``units`` (the covariance assumes independent rows);
 * more than :data:`MAX_CANDIDATES` candidates (the covariance matrix is not formed);
 * the normal approximation is not trusted where the test is used: a conditional test at level
   alpha rejects on an event of unconditional probability alpha times :math:`P_0(V^- \le X_j \le
@@ -170,7 +171,7 @@ def _log_mass(vlo: float, vup: float, mu: float, sd: float) -> float:
 
 
 def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: float, n_steps: int,
-                      void: bool, is_dask: bool) -> list[dict[str, Any] | None]:
+                      void: bool, is_dask: bool, units: Any = None) -> list[dict[str, Any] | None]:
     """The conditional columns and a note for each test (None for a test without a link)."""
     out: list[dict[str, Any] | None] = []
     cache: dict = {}
@@ -179,7 +180,7 @@ def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: floa
             out.append(None)
             continue
         cell = {c: math.nan for c in CONDITIONAL_COLUMNS}
-        reason = _scope_reason(link, n_steps=n_steps, void=void, is_dask=is_dask)
+        reason = _scope_reason(link, n_steps=n_steps, void=void, is_dask=is_dask, units=units)
         if reason is None:
             reason = _fill(cell, link, data, alpha, cache)
         cell["note"] = reason
@@ -187,9 +188,12 @@ def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: floa
     return out
 
 
-def _scope_reason(link: WinnersLink, *, n_steps: int, void: bool, is_dask: bool) -> str | None:
+def _scope_reason(link: WinnersLink, *, n_steps: int, void: bool, is_dask: bool, units: Any) -> str | None:
     if void:
         return "conditional withheld: the ledger is void"
+    if units is not None:
+        return (f"conditional withheld: rows are grouped in units ({units!r}), and the statistics' covariance "
+                "assumes independent rows")
     if n_steps != 1:
         return (f"conditional withheld: it conditions on step {link.step + 1} only, and the ledger has {n_steps} "
                 "steps")

@@ -494,7 +494,8 @@ class Analysis:
             corr = correct(np.array([r.pvalue_naive for r in results], dtype=float), totals, alpha=a,
                            n_candidates=self.n_candidates, adaptive=self.adaptive)
         conditional = None if all(x is None for x in self._links) else conditional_cells(
-            self._links, rows, alpha=a, n_steps=len(self.ledger.rows()), void=bool(self._void), is_dask=self._dask)
+            self._links, rows, alpha=a, n_steps=len(self.ledger.rows()), void=bool(self._void), is_dask=self._dask,
+            units=self.units)
         return build_table(results, totals, corr, alpha=a, n_candidates=self.n_candidates, adjust=adjust,
                            ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size, trust=trust,
                            conditional=conditional)

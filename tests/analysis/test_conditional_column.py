@@ -129,6 +129,17 @@ def test_withheld_when_the_ledger_has_another_step():
     assert "conditions on step 2 only, and the ledger has 2 steps" in row.note
 
 
+def test_withheld_when_rows_are_grouped_in_units():
+    rng = np.random.default_rng(6)
+    frame = _two_group_frame(rng)
+    frame["subject"] = np.arange(len(frame)) // 2
+    a = Analysis(frame, rng=1, units="subject")
+    sel = a.select(_screen())
+    a.test(_welch(sel.value[0]), conditional_on=sel)
+    row = a.report().frame.iloc[0]
+    assert math.isnan(row.pvalue_conditional) and "rows are grouped in units ('subject')" in row.note
+
+
 def test_withheld_where_the_normal_approximation_is_not_trusted():
     # 12 rows per arm of lognormal data: the z-test of a mean difference is trusted only at large
     # levels, so the conditional p-value of a winner (small tail) cannot be shown
