@@ -44,7 +44,7 @@ from ..accounting.ledger import Ledger, load_json
 from ..exceptions import RecordFormatError
 from .files import atomic_write_text, write_table_and_audit
 from .fingerprint import data_fingerprint
-from .report import CONDITIONAL_COLUMNS, TABLE_COLUMNS, CorrectedTable
+from .report import OPTIONAL_COLUMNS, TABLE_COLUMNS, CorrectedTable
 from .rows import ADJUST_METHODS
 
 __all__ = ["AUDIT_FORMAT", "AUDIT_VERSION", "FORMATS", "data_fingerprint", "audit_record", "render_table",
@@ -187,9 +187,10 @@ def audit_record(analysis: Any, table: CorrectedTable, *, plan: dict | None = No
         The creation time to record (ISO 8601; default: now). ``verify`` passes the recorded one,
         which the "html" page shows.
     """
-    if any(c in table.frame.columns for c in CONDITIONAL_COLUMNS):
-        raise ValueError("`table` has conditional columns (a test run with conditional_on), which the audit format "
-                         "does not record yet; audit the analysis without them.")
+    if any(c in table.frame.columns for c in OPTIONAL_COLUMNS):
+        raise ValueError("`table` has fission or conditional columns (Analysis.fission, or a test run with "
+                         "conditional_on), which the audit format does not record yet; audit an analysis without "
+                         "them.")
     frame = table.frame
     out = {"file": None, "format": "md", "columns": "default"}
     out.update({k: v for k, v in (output or {}).items() if k in out})

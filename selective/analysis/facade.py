@@ -30,7 +30,9 @@ from ..selectors.base import (
     missing_columns,
 )
 from ._on_dask import DaskScored
+from ._setup import budget_kwargs, child_seed, units_of
 from .conditional_rows import conditional_cells, link_winners
+from .fission_mode import fission_cells, split_frames
 from .report import CorrectedTable
 from .rows import ADJUST_METHODS, build_table, void_totals
 from .sources import (
@@ -135,19 +137,23 @@ class Analysis:
             self._rng = np.random.default_rng(rng)
         else:
             raise TypeError(f"`rng` must be a numpy Generator, a non-negative integer seed or None; got {rng!r}.")
-        self.units, self.n_units, self.group_size = _units(data, units, self._n_rows)
+        self.units, self.n_units, self.group_size = units_of(data, units, self._n_rows)
         self.ledger = Ledger(self.n_units, budget_bits=budget_bits, budget_beta=budget_beta,
                              budget_epsilon=budget_epsilon)
         self._preregistered: tuple | None = None
         # resampling versions of the tests draw from their own stream, so that report() gives the
         # same table at every call and the selectors' draws do not depend on it
-        self._test_seed = _child_seed(self._rng)
+        self._test_seed = child_seed(self._rng)
         self._trust_cache: dict = {}
         self._selections: list[Selection] = []
         self._selectors: list[Any] = []  # the selector of each selection (None for record())
         self._tests: list[tuple[Any, Any]] = []
         self._links: list[Any] = []  # per test: its WinnersLink (conditional columns) or None
         self._void: list[str] = []  # steps that touched the data but could not be recorded
+        self._split: dict = {}  # fission: column -> FissionRecord
+        self._explore: pd.DataFrame | None = None  # fission: what the selectors see
+        self._confirm: pd.DataFrame | None = None  # fission: what the tests see
+        self._step_columns: list[set | None] = []  # the columns each step that touched the data declared
 
     @property
     def data(self) -> Any:
@@ -214,7 +220,7 @@ class Analysis:
                 raise TypeError(f"`steps[{i}]` declares no certificate; give selectors with a certificate() method "
                                 "or certificates.")
             certs.append(self._unit_certificate(cert))
-        scratch = Ledger(self.n_units, **_budget_kwargs(self.ledger))
+        scratch = Ledger(self.n_units, **budget_kwargs(self.ledger))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SelectiveWarning)
             for cert in certs:
@@ -293,6 +299,25 @@ class Analysis:
                 stacklevel=3,
             )
 
+    def fission(self, column: Any, *, method: str, sigma: Any = None, tau: float = 1.0, epsilon: float = 0.5):
+        """Split each outcome ``column`` (label or list) in two independent parts, one for the
+        selectors, one for the tests; the report adds ``pvalue_fission`` (:mod:`~.fission_mode`).
+        ``method="gaussian"`` needs ``sigma``, the *known* noise standard deviation, and uses
+        ``tau``; ``method="poisson"`` (counts) uses ``epsilon``. Call it before any step, once per
+        column, on an in-memory frame of independent rows (no ``units``); it draws from ``rng``.
+        """
+        if self._dask or self.units is not None or len(self.ledger) or self._void or self._tests:
+            raise ValueError("`fission` needs an in-memory frame of independent rows (no `units`), before any "
+                             "selection step or test.")
+        self._explore, self._confirm, records = split_frames(
+            self._data, self._explore, self._confirm, self._split, column, method=method, sigma=sigma, tau=tau,
+            epsilon=epsilon, rng=self._rng)
+        self._split.update(records)
+        return self
+
+    def _test_rows(self) -> pd.DataFrame:
+        return self._data if self._confirm is None else self._confirm
+
     def select(self, selector: Any, *, label: str | None = None) -> Selection:
         """Run ``selector`` on the data and record its certificate on the ledger.
 
@@ -361,8 +386,9 @@ class Analysis:
                 stacklevel=2,
             )
         accounted = False  # set once the look is on the ledger or has voided the corrections
+        self._step_columns.append({c for cols in declared_columns(selector).values() for c in cols} or None)
         try:
-            sel = runner.select(self._data, self._rng)
+            sel = runner.select(self._data if self._explore is None else self._explore, self._rng)
             if not isinstance(sel, Selection):
                 raise TypeError(f"`{type(selector).__name__}.select` must return a Selection; got "
                                 f"{type(sel).__name__}.")
@@ -399,6 +425,7 @@ class Analysis:
         refused by the ledger (order rule, budget), the error is raised *and* the analysis'
         information-based corrections become void (:attr:`void_reasons`; only a declared
         Bonferroni stays). The ledger itself is left unchanged by every refusal."""
+        self._step_columns.append(None)  # an interactive mechanism: the columns it read are not declared
         try:
             self._warn_if_tests_seen()
         except BaseException:  # a warning turned into an error must not drop the look
@@ -451,7 +478,10 @@ class Analysis:
             raise TypeError(f"`spec` must be a test spec with a run(data) method; got {spec!r}.")
         link = None if conditional_on is None else link_winners(spec, conditional_on, self._selections,
                                                                  self._selectors)
-        result = spec.run(self._rows_for(spec) if self._dask else self._data)
+        if link is not None and self._split:
+            raise ValueError("`conditional_on` is not for an analysis with fission: its tests already use the "
+                             "confirmation copy, which the selection did not see.")
+        result = spec.run(self._rows_for(spec) if self._dask else self._test_rows())
         self._tests.append((spec, result))
         self._links.append(link)
         return result
@@ -487,18 +517,20 @@ class Analysis:
         # naive p-values accurate where the best column compares them (THEORY.md pitfall 9); a
         # column with a smaller threshold is withheld for a row whose p-value is not trusted there
         level = corr.gamma_best.gamma if corr.gamma_best is not None else 0.0
-        rows = self._collected if self._dask else self._data
+        rows = self._collected if self._dask else self._test_rows()
         trust = results_at_level(self._tests, rows, level, seed=self._test_seed, cache=self._trust_cache)
         results = [t.result for t in trust]
         if any(t.replaced for t in trust):
             corr = correct(np.array([r.pvalue_naive for r in results], dtype=float), totals, alpha=a,
                            n_candidates=self.n_candidates, adaptive=self.adaptive)
+        fission = None if not self._split else fission_cells(
+            self._tests, list(self._data.columns), self._split, self._step_columns, alpha=a)
         conditional = None if all(x is None for x in self._links) else conditional_cells(
             self._links, rows, alpha=a, n_steps=len(self.ledger.rows()), void=bool(self._void), is_dask=self._dask,
             units=self.units)
         return build_table(results, totals, corr, alpha=a, n_candidates=self.n_candidates, adjust=adjust,
                            ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size, trust=trust,
-                           conditional=conditional)
+                           conditional=conditional, fission=fission)
 
 
     def _rows_for(self, spec: Any) -> pd.DataFrame:
@@ -516,35 +548,3 @@ class Analysis:
             have = part if have is None else pd.concat([have, part], axis=1)
             self._collected = have[[c for c in self._data.columns if c in have.columns]]
         return self._collected
-
-
-def _budget_kwargs(ledger: Ledger) -> dict[str, Any]:
-    b = ledger.budget
-    return {"budget_bits": b["bits"], "budget_beta": b["beta"], "budget_epsilon": b["epsilon"]}
-
-
-def _units(data: Any, units: Any, n_rows: int) -> tuple[Any, int, int]:
-    """(units label, number of units, rows of the largest unit) for ``Analysis(units=...)``."""
-    if units is None:
-        return None, n_rows, 1
-    if isinstance(units, (list, tuple, set, dict, np.ndarray, pd.Series)) or units not in data.columns:
-        raise ValueError(f"`units` must be the label of a column of `data` naming each row's unit; got {units!r}. "
-                         f"The columns are {list(map(str, data.columns))[:12]}.")
-    col = data[units]
-    n_missing, counts = col.isna().sum(), col.value_counts(sort=False)
-    if is_dask_frame(data):
-        import dask
-
-        n_missing, counts = dask.compute(n_missing, counts)
-    if n_missing:
-        raise ValueError(f"`units` column {units!r} has {int(n_missing)} missing value(s); every row needs "
-                         "a unit.")
-    return units, int(len(counts)), int(counts.max())
-
-
-def _child_seed(rng: np.random.Generator) -> np.random.SeedSequence:
-    """A seed sequence for the tests' resampling, derived from ``rng`` without drawing from it."""
-    seq = getattr(rng.bit_generator, "seed_seq", None)
-    if isinstance(seq, np.random.SeedSequence):
-        return seq.spawn(1)[0]
-    return np.random.SeedSequence(2026)  # a Generator without a seed sequence: a fixed, documented stream

@@ -17,9 +17,9 @@ Column sets (the ``columns`` argument of the renderings):
 - a tuple of names from :data:`TABLE_COLUMNS` (and ``"ci_corrected"``, the corrected interval
   as one column).
 
-A table whose analysis ran a test with ``conditional_on`` also has the
-:data:`CONDITIONAL_COLUMNS` (before "note"); "short" and "compact" then show the conditional
-p-value after the best valid one, and "all" every conditional column.
+A table whose analysis used fission (``Analysis.fission``) or ran a test with ``conditional_on``
+also has the :data:`FISSION_COLUMNS` or :data:`CONDITIONAL_COLUMNS` (before "note"); "short" and
+"compact" then show their p-values after the best valid one, and "all" every such column.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ __all__ = [
     "latex_escape",
     "TABLE_COLUMNS",
     "CONDITIONAL_COLUMNS",
+    "FISSION_COLUMNS",
+    "OPTIONAL_COLUMNS",
     "LATEX_PACKAGES",
 ]
 
@@ -81,6 +83,10 @@ TABLE_COLUMNS = (
 #: Columns present only when a test was run with ``Analysis.test(..., conditional_on=...)``:
 #: the p-value and interval conditional on a top-k screen (inference on winners), before "note".
 CONDITIONAL_COLUMNS = ("pvalue_conditional", "ci_conditional_low", "ci_conditional_high")
+#: Present only in an analysis with ``Analysis.fission``: the test's p-value on the confirmation copy.
+FISSION_COLUMNS = ("pvalue_fission",)
+#: Every column a table may have beyond :data:`TABLE_COLUMNS`, in table order (before "note").
+OPTIONAL_COLUMNS = FISSION_COLUMNS + CONDITIONAL_COLUMNS
 
 _HEADERS = {
     "estimate": "Estimate",
@@ -99,6 +105,7 @@ _HEADERS = {
     "ci_corrected_low": "CI low (corrected)",
     "ci_corrected_high": "CI high (corrected)",
     "ci_corrected": "CI (corrected)",
+    "pvalue_fission": "p (fission)",
     "pvalue_conditional": "p (conditional)",
     "ci_conditional_low": "CI low (conditional)",
     "ci_conditional_high": "CI high (conditional)",
@@ -371,10 +378,10 @@ class CorrectedTable(RenderMixin):
                 raise ValueError(f"`columns` must be one of {tuple(COLUMN_SETS)} or a tuple of names from "
                                  f"{TABLE_COLUMNS}; got {columns!r}.")
             cols = COLUMN_SETS[columns]
-            if "pvalue_conditional" in self.frame.columns:
-                extra = ("pvalue_conditional",) if columns != "all" else CONDITIONAL_COLUMNS
-                at = cols.index("note") if columns == "all" else cols.index("pvalue_best") + 1
-                cols = cols[:at] + extra + cols[at:]
+            present = tuple(c for c in OPTIONAL_COLUMNS if c in self.frame.columns)
+            extra = present if columns == "all" else tuple(c for c in present if c.startswith("pvalue"))
+            at = cols.index("note") if columns == "all" else cols.index("pvalue_best") + 1
+            cols = cols[:at] + extra + cols[at:]
             if columns != "all" and self.frame["pvalue_adjusted"].isna().all():
                 cols = tuple(c for c in cols if c != "pvalue_adjusted")
             if columns == "compact" and self._common_n() is not None:
@@ -382,7 +389,7 @@ class CorrectedTable(RenderMixin):
             return cols
         cols = tuple(columns)
         bad = [c for c in cols if c not in TABLE_COLUMNS and c != "ci_corrected" and not (
-            c in CONDITIONAL_COLUMNS and c in self.frame.columns)]
+            c in OPTIONAL_COLUMNS and c in self.frame.columns)]
         if bad:
             raise ValueError(f"`columns` must be one of {tuple(COLUMN_SETS)} or names from {TABLE_COLUMNS} "
                              f"(or 'ci_corrected'); got {bad!r}.")

@@ -18,7 +18,7 @@ import pandas as pd
 from ..accounting.certificates import PRODUCT
 from ..accounting.totals import LedgerTotals
 from ..exceptions import NoBoundError
-from .report import CONDITIONAL_COLUMNS, TABLE_COLUMNS, CorrectedTable
+from .report import CONDITIONAL_COLUMNS, FISSION_COLUMNS, TABLE_COLUMNS, CorrectedTable
 
 __all__ = ["ADJUST_METHODS", "void_totals", "build_table"]
 
@@ -185,22 +185,25 @@ def build_table(results: Sequence[Any], totals: LedgerTotals, corr, *, alpha: fl
                 n_candidates: int | None = None, adjust: str | None = None,
                 ledger_rows: list[dict[str, Any]] | None = None, units: Any = None,
                 group_size: int = 1, trust: Sequence[Any] | None = None,
-                conditional: Sequence[dict[str, Any] | None] | None = None) -> CorrectedTable:
+                conditional: Sequence[dict[str, Any] | None] | None = None,
+                fission: Sequence[dict[str, Any]] | None = None) -> CorrectedTable:
     """The corrected table of ``results`` (test results, in order) under ``totals`` and ``corr``
     (the corrections of their naive p-values, :func:`selective.corrections.correct`).
     ``trust`` (from :func:`selective.analysis.trust.results_at_level`) adds each row's note on
     how its p-value was obtained and withholds the columns used below its trusted level.
-    ``conditional`` (from :func:`selective.analysis.conditional_rows.conditional_cells`) adds the
-    conditional columns, with their notes, to the rows that have them."""
+    ``conditional`` (from :func:`selective.analysis.conditional_rows.conditional_cells`) and
+    ``fission`` (from :func:`selective.analysis.fission_mode.fission_cells`) add their columns,
+    with their notes, to the rows that have them."""
     index = pd.Index(_unique([r.hypothesis for r in results]), name="hypothesis")
     rows = _rows(results, totals, corr, units, trust)
     columns = list(TABLE_COLUMNS)
-    if conditional is not None:
-        columns = columns[:columns.index("note")] + list(CONDITIONAL_COLUMNS) + ["note"]
-        for row, cell in zip(rows, conditional, strict=True):
-            row.update({c: math.nan for c in CONDITIONAL_COLUMNS})
+    for names, cells in ((FISSION_COLUMNS, fission), (CONDITIONAL_COLUMNS, conditional)):
+        if cells is None:
+            continue
+        columns = columns[:columns.index("note")] + list(names) + ["note"]
+        for row, cell in zip(rows, cells, strict=True):
+            row.update({c: math.nan if cell is None else cell[c] for c in names})
             if cell is not None:
-                row.update({c: cell[c] for c in CONDITIONAL_COLUMNS})
                 row["note"] = "; ".join(x for x in (row["note"], cell["note"]) if x)
     frame = pd.DataFrame(rows, index=index, columns=columns)
     if adjust is not None:

@@ -109,7 +109,7 @@ def test_columns_and_renderings():
     assert "p (conditional)" in table.to_markdown()
     assert "(conditional)" in table.to_latex()
     assert "inference on winners" in table.frame.note.iloc[0]
-    with pytest.raises(ValueError, match="conditional columns"):
+    with pytest.raises(ValueError, match="fission or conditional columns"):
         audit_record(a, table)
     # a table without conditioned tests keeps the plain column set
     b = Analysis(_two_group_frame(rng), rng=1)

@@ -1,0 +1,45 @@
+"""Set-up helpers of :class:`~selective.analysis.facade.Analysis`: units, budgets, seeds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..accounting.ledger import Ledger
+from ..selectors.streaming import is_dask_frame
+
+__all__ = ["budget_kwargs", "units_of", "child_seed"]
+
+
+def budget_kwargs(ledger: Ledger) -> dict[str, Any]:
+    b = ledger.budget
+    return {"budget_bits": b["bits"], "budget_beta": b["beta"], "budget_epsilon": b["epsilon"]}
+
+
+def units_of(data: Any, units: Any, n_rows: int) -> tuple[Any, int, int]:
+    """(units label, number of units, rows of the largest unit) for ``Analysis(units=...)``."""
+    if units is None:
+        return None, n_rows, 1
+    if isinstance(units, (list, tuple, set, dict, np.ndarray, pd.Series)) or units not in data.columns:
+        raise ValueError(f"`units` must be the label of a column of `data` naming each row's unit; got {units!r}. "
+                         f"The columns are {list(map(str, data.columns))[:12]}.")
+    col = data[units]
+    n_missing, counts = col.isna().sum(), col.value_counts(sort=False)
+    if is_dask_frame(data):
+        import dask
+
+        n_missing, counts = dask.compute(n_missing, counts)
+    if n_missing:
+        raise ValueError(f"`units` column {units!r} has {int(n_missing)} missing value(s); every row needs "
+                         "a unit.")
+    return units, int(len(counts)), int(counts.max())
+
+
+def child_seed(rng: np.random.Generator) -> np.random.SeedSequence:
+    """A seed sequence for the tests' resampling, derived from ``rng`` without drawing from it."""
+    seq = getattr(rng.bit_generator, "seed_seq", None)
+    if isinstance(seq, np.random.SeedSequence):
+        return seq.spawn(1)[0]
+    return np.random.SeedSequence(2026)  # a Generator without a seed sequence: a fixed, documented stream
