@@ -161,3 +161,45 @@ def test_max_information_column_holds_its_level_under_the_global_null():
     assert used > 400
     assert_rate_at_most(hits_mx, used, alpha)
     assert hits_naive / used > 0.2
+
+
+def test_fission_column_against_its_definition_and_errors(diabetes):
+    from selective.conditional.lasso import solve_lasso
+    from selective.selectors.fission import gaussian_fission
+
+    c = compare_selection(diabetes, "y", method="lasso", lam=190.0, sigma=55.0, fission_tau=1.0, rng=5,
+                          with_r=False)
+    x = [v for v in diabetes.columns if v != "y"]
+    parts = gaussian_fission(diabetes["y"].to_numpy(), sigma=55.0, tau=1.0, rng=5)
+    chosen = [x[j] for j in np.flatnonzero(solve_lasso(diabetes[x].to_numpy(), parts.explore, 190.0).beta)]
+    fit = sm.OLS(parts.confirm, sm.add_constant(diabetes[chosen])).fit()
+    assert c.fission_variables == tuple(chosen)
+    assert set(chosen) <= set(c.frame.index)  # rows only the exploration copy selected are added
+    for v in c.frame.index:
+        expected = fit.pvalues[v] if v in chosen else math.nan
+        assert c.frame.loc[v, "pvalue_fission"] == pytest.approx(expected, rel=1e-10, nan_ok=True)
+    assert "p (fission)" in c.to_markdown() and "Fission column" in c.footnote
+    with pytest.raises(ValueError, match="`fission_tau` needs family='gaussian' and the known `sigma`"):
+        compare_selection(diabetes, "y", method="lasso", lam=190.0, fission_tau=1.0, with_r=False)
+
+
+@pytest.mark.slow
+def test_fission_column_holds_its_level_under_the_global_null():
+    """400 null data sets (n = 100, p = 10, forward stepwise, 2 steps): the fission p-value of
+    the first variable the exploration copy selected rejects at most alpha (one-sided binomial,
+    false-failure rate 1e-6 per level), where the naive one rejects far more often. Reading it
+    only on rows the full-data selection also chose would filter by the confirmation copy."""
+    rng = np.random.default_rng(20261124)
+    hits = {0.05: 0, 0.01: 0}
+    naive = used = 0
+    for _ in range(400):
+        d = pd.DataFrame(rng.standard_normal((100, 10)), columns=[f"x{j}" for j in range(10)])
+        d["y"] = rng.standard_normal(100)
+        c = compare_selection(d, "y", method="fs", steps=2, sigma=1.0, fission_tau=1.0, rng=rng, with_r=False)
+        naive += c.frame["pvalue_naive"].iloc[0] <= 0.05
+        used += 1
+        for a in hits:
+            hits[a] += c.frame.loc[c.fission_variables[0], "pvalue_fission"] <= a
+    for a, h in hits.items():
+        assert_rate_at_most(h, used, a)
+    assert naive / 400 > 0.2

@@ -57,7 +57,7 @@ COMPARISON_COLUMNS = ("estimate", "pvalue_naive", "pvalue_maxinfo", "pvalue_mutu
 _HEADERS = {"estimate": "Estimate", "pvalue_naive": "p (naive OLS)", "pvalue_maxinfo": "p (max-info)",
             "pvalue_mutual_info": "p (mutual info)", "pvalue_conditional": "p (conditional)",
             "pvalue_r": "p (R selectiveInference)", "ci_conditional_low": "CI low (conditional)",
-            "ci_conditional_high": "CI high (conditional)"}
+            "ci_conditional_high": "CI high (conditional)", "pvalue_fission": "p (fission)"}
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,9 @@ class SelectionComparison(RenderMixin):
         Header of the conditional p-value column, which says how valid it is: "p (exact
         conditional)" (sigma given), "p (conditional, valid for unknown sigma)", "p
         (approximate: plug-in sigma, k residual df)" or "p (approximate: binomial, asymptotic)".
+    fission_variables : tuple
+        With ``fission_tau``: the variables the exploration copy selected, in the order of the
+        selection; the fission column holds their p-values (and only theirs).
     """
 
     frame: pd.DataFrame
@@ -88,9 +91,12 @@ class SelectionComparison(RenderMixin):
     r_status: str
     footnote: str = ""
     conditional_header: str = "p (conditional)"
+    fission_variables: tuple = ()
 
     def _display(self, columns) -> pd.DataFrame:
         cols = COMPARISON_COLUMNS if columns in ("short", "all") else tuple(columns)
+        if columns in ("short", "all") and "pvalue_fission" in self.frame.columns:
+            cols = cols[:cols.index("pvalue_r")] + ("pvalue_fission",) + cols[cols.index("pvalue_r"):]
         out = pd.DataFrame(index=self.frame.index)
         headers = {**_HEADERS, "pvalue_conditional": self.conditional_header}
         for c in cols:
@@ -118,6 +124,28 @@ def _naive_fit(X: np.ndarray, y: np.ndarray, idx: np.ndarray, intercept: bool,
     return np.asarray(fit.params)[off:], np.asarray(fit.pvalues)[off:]
 
 
+def _fission_column(X, y, names, *, method, lam, steps, intercept, sigma, tau, rng):
+    """Gaussian fission: the variables the exploration copy selects, their p-values on the
+    confirmation copy, and the footnote sentence."""
+    from ..conditional.lasso import solve_lasso
+    from ..conditional.stepwise import forward_stepwise, least_angle_regression
+    from ..selectors.fission import gaussian_fission
+
+    parts = gaussian_fission(y, sigma=sigma, tau=tau, rng=rng)
+    if method == "lasso":
+        chosen = np.flatnonzero(solve_lasso(X, parts.explore, lam, intercept=intercept).beta != 0)
+    else:
+        path_fn = forward_stepwise if method == "fs" else least_angle_regression
+        chosen = np.asarray(path_fn(X, parts.explore, maxsteps=steps, intercept=intercept).action[:steps], dtype=int)
+    selected = tuple(names[i] for i in chosen)
+    p_confirm = _naive_fit(X, parts.confirm, chosen, intercept, "gaussian")[1] if chosen.size else []
+    note = (f" Fission column (its own selection): the selection rerun on y + tau Z, OLS t-tests of what it "
+            f"selected on y - Z/tau (tau = {tau:g}, Z ~ N(0, sigma^2), sigma = {sigma:g} known; Leiner et al. "
+            f"2023): {', '.join(map(str, selected)) or 'nothing'}; rows it did not select are empty in it, rows "
+            "only it selected are empty in the others.")
+    return pd.Series(p_confirm, index=list(selected), dtype=float), selected, note
+
+
 _SHORT_LABELS = {"known": "exact conditional", "interval": "conditional, valid for unknown sigma",
                  "asymptotic": "approximate: binomial, asymptotic"}
 
@@ -132,7 +160,8 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
                       steps: int | None = None, columns: list[str] | None = None, sigma: float | None = None,
                       max_support: int | None = None, alpha: float = 0.05, intercept: bool = True,
                       with_r: bool | str = "auto", family: str = "gaussian", sigma_method: str = "auto",
-                      sigma_delta: float | None = None) -> SelectionComparison:
+                      sigma_delta: float | None = None, fission_tau: float | None = None,
+                      rng: Any = None) -> SelectionComparison:
     """Select variables with the lasso / forward stepwise / LAR and compare every p-value column.
 
     Parameters
@@ -171,6 +200,15 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
     sigma_delta : float, optional
         The :math:`\\delta` of the valid unknown-sigma construction, in (0, alpha); default
         ``alpha / 10``. The conditional p-values are never below it.
+    fission_tau : float, optional
+        Add the data-fission column (gaussian, ``sigma`` given; docs/THEORY.md 3.10): the same
+        selection run on :math:`y + \\tau Z`, :math:`Z \\sim N(0, \\sigma^2)`, and the OLS t-tests
+        of the variables *it* selects run on :math:`y - Z/\\tau`, independent of it given X. The
+        column holds exactly those variables' p-values (rows it alone selected are added, empty in
+        the other columns); filtering them by the full-data selection would make them depend on
+        the confirmation copy.
+    rng : numpy.random.Generator or int, optional
+        Randomness of the fission (default: fresh entropy).
 
     Returns
     -------
@@ -189,6 +227,9 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
                          f"response. Got method={method!r}.")
     if family == "binomial" and sigma is not None:
         raise ValueError(f"`sigma` must be None for family='binomial'; got {sigma!r}.")
+    if fission_tau is not None and (family != "gaussian" or sigma is None):
+        raise ValueError("`fission_tau` needs family='gaussian' and the known `sigma` (Gaussian fission splits y "
+                         f"with noise of that sd); got family={family!r}, sigma={sigma!r}.")
     from .. import conditional as cond
     from ..conditional._checks import design_and_response
 
@@ -266,6 +307,13 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
             raise RNotAvailableError(reason)
         else:
             r_status = f"R not available: {reason}"
+    fission_note, fission_variables = "", ()
+    if fission_tau is not None:
+        fission, fission_variables, fission_note = _fission_column(
+            X, y, names, method=method, lam=lam, steps=steps, intercept=intercept, sigma=sigma, tau=fission_tau,
+            rng=rng)
+        frame = frame.reindex(list(frame.index) + [v for v in fission_variables if v not in frame.index])
+        frame["pvalue_fission"] = fission.reindex(frame.index).to_numpy(dtype=float)
     if family == "binomial":
         sig_note = "binomial one-step estimator, asymptotic normal (Taylor & Tibshirani 2018)"
     else:
@@ -276,6 +324,9 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
     footnote = (f"Selection: {label}; max-information column from its description length "
                 f"({n_out} outcomes, log2 = {math.log2(n_out):.3g} bits; Dwork et al. 2015 Thms 9, 13, 17). "
                 f"Conditional p-values (polyhedral lemma): {res.inference}; {sig_note}. "
-                "All p-values two-sided." + r_note + ("" if r_status == "compared" else " R column empty: " + r_status))
+                "All p-values two-sided." + r_note
+                + ("" if r_status == "compared" else " R column empty: " + r_status.rstrip(".") + ".")
+                + fission_note)
     return SelectionComparison(frame=frame, method=method, n_outcomes=n_out, conditional=res, r_status=r_status,
-                               footnote=footnote, conditional_header=_conditional_header(res))
+                               footnote=footnote, conditional_header=_conditional_header(res),
+                               fission_variables=fission_variables)
