@@ -27,7 +27,8 @@ description length), :mod:`.holdout`, :mod:`.freedman`, :mod:`.regression` (lass
 stepwise), :mod:`.adaptive` (adaptive steps; nested rows; Theorem 20), :mod:`.trusted`
 (asymptotic tests at the corrected level, run through :class:`~selective.Analysis` and its
 report, so that the report's exact or permutation fallback is what is validated),
-:mod:`.sigma` (conditional inference with the noise level unknown), and :mod:`.registry`
+:mod:`.sigma` (conditional inference with the noise level unknown), :mod:`.sharp` (inference on
+winners and data fission through the report, with an oracle), and :mod:`.registry`
 (:data:`SCENARIOS` in its fixed order; new scenarios go at the end, since a scenario's seed is
 its position). The scenarios use only
 the lower validation modules (:mod:`~selective.validation.outcomes`,
@@ -42,6 +43,7 @@ from .holdout import HoldoutReuse
 from .registry import SCENARIOS, get_scenario, scenario_names
 from .regression import ForwardStepwisePath, LassoFixedLambda
 from .selection import Preregistered, TopKNoise
+from .sharp import SharpTopK
 from .sigma import UnknownSigmaStepwise
 from .trusted import (
     PoissonExposure,
@@ -68,6 +70,7 @@ __all__ = [
     "DPThenDescriptionLength",
     "TwoProportionRare",
     "WelchSkewed",
+    "SharpTopK",
     "StudentisedMeanSkewed",
     "StudentTMeanSkewed",
     "StudentTwoSampleSkewed",

@@ -9,6 +9,7 @@ from .freedman import FreedmanScreening
 from .holdout import HoldoutReuse
 from .regression import ForwardStepwisePath, LassoFixedLambda
 from .selection import Preregistered, TopKNoise
+from .sharp import SharpTopK
 from .sigma import UnknownSigmaStepwise
 from .trusted import PoissonExposure, SpearmanSmallN, StudentisedMeanSkewed, TwoProportionRare, WelchSkewed
 from .trusted_model import StudentTMeanSkewed, StudentTwoSampleSkewed
@@ -40,6 +41,8 @@ SCENARIOS: dict[str, Scenario] = {
         NoisyTopKTheorem20(name="noisy_topk_thm20_eps2", eps_sqrt_n=2.0),
         StudentTMeanSkewed(),
         StudentTwoSampleSkewed(),
+        SharpTopK(),
+        SharpTopK(name="sharp_topk_signal", n_per_arm=1000, effects=(0.16, 0.16, 0.16)),
     )
 }
 """The scenario library, by name, in a fixed order: :func:`selective.validation.validate.validate`

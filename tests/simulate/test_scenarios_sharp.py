@@ -1,0 +1,31 @@
+"""The sharp-route scenarios: inference on winners and data fission, through the report."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from selective.validation.scenarios import SCENARIOS, SharpTopK
+from selective.validation.validate import validate, verdicts
+
+
+def test_every_valid_column_holds_under_the_null():
+    # 150 replications; a correct column fails the one-sided exact binomial check at 1e-6 with
+    # probability at most 1e-6 per level (2 levels, 8 valid columns); the naive column's excess
+    # (about 0.45 at 0.05) is far beyond what it can hide
+    sc = SCENARIOS["sharp_topk_winners_fission"]
+    res = validate([sc], n_reps=150, progress=False, seed=5)[sc.name]
+    table = verdicts({sc.name: res}).set_index("column")
+    valid = table.drop(index="pvalue_naive")
+    assert set(valid.index) >= {"pvalue_winners", "pvalue_fission", "pvalue_oracle", "pvalue_split", "pvalue_best"}
+    assert (valid["verdict"] == "holds").all(), valid.to_string()
+    assert table.loc["pvalue_naive", "worst_rate"] > 0.25
+
+
+def test_signal_variant_measures_power_of_every_route():
+    sc = SCENARIOS["sharp_topk_signal"]
+    assert isinstance(sc, SharpTopK) and sc.effects and sc.n_per_arm == 1000
+    rep = sc.analyse(np.random.default_rng(3))
+    assert set(rep) == set(sc.columns)
+    assert rep["pvalue_oracle"][1] == 0  # the oracle tests the first real effect
+    assert rep["pvalue_naive"][1] < len(sc.effects)  # the screen finds a real effect
+    assert all(0.0 <= p <= 1.0 for c, (p, _) in rep.items() if c != "pvalue_winners" and p == p)
