@@ -57,7 +57,9 @@ from ..accounting.certificates import brief, certificate_from_dict
 from ..accounting.composition import group_privacy
 from ..exceptions import CompositionOrderError, SelectiveWarning
 from ..selectors.base import Selection, declared_certificate
-from ..selectors.topk import NoisyTopK, SignedMeanScore, TopK
+from ..selectors.clipped_scores import ClippedMeanScores, SignedClippedMeanScores
+from ..selectors.scores import CandidateScores, TwoGroupScores
+from ..selectors.topk import NoisyTopK, TopK
 from .facade import Analysis
 from .plan_format import (
     ANALYSIS_FIELDS,
@@ -146,27 +148,26 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: pd.DataFrame, n
     score_name = s["score"]
     _numeric(plan, where, data, cands)
     n = len(data)
+    # score objects: they declare their columns and reduce a Dask frame as well as a pandas one
     if score_name == "welch_t":
         group = _need(plan, where, s, "group", data)
         levels = tuple(_need(plan, where, s, "levels"))
         _values_present(plan, f"{where} levels", data, group, levels)
-        from ..selectors.scores import welch_t_scores
-
-        score, sens = (lambda d: welch_t_scores(d, list(cands), group, levels)), None
+        score, sens = TwoGroupScores(cands, group, levels, kind="welch_t", absolute=True), None
     elif score_name == "abs_mean":
-        score, sens = (lambda d: d[list(cands)].mean().abs()), None
+        score, sens = CandidateScores(cands, kind="mean", absolute=True), None
     elif score_name == "abs_corr":
         target = _need(plan, where, s, "target", data)
-        score, sens = (lambda d: d[list(cands)].corrwith(d[target]).abs()), None
+        score, sens = CandidateScores(cands, kind="corr", target=target, absolute=True), None
     elif score_name == "clipped_mean":
-        clip = float(s.get("clip", 3.0))
-        score, sens = (lambda d: d[list(cands)].clip(-clip, clip).mean().abs()), 2 * clip / n
+        score = ClippedMeanScores(cands, clip=float(s.get("clip", 3.0)), absolute=True)
+        sens = score.sensitivity(n)
     else:  # signed_mean
         group = _need(plan, where, s, "group", data)
         positive = _need(plan, where, s, "positive")
         _values_present(plan, f"{where} positive", data, group, (positive,))
-        sm = SignedMeanScore(columns=cands, sign_column=group, positive=positive, clip=float(s.get("clip", 3.0)))
-        score, sens = (lambda d: sm(d).abs()), sm.sensitivity(n)
+        score = SignedClippedMeanScores(cands, group, positive, clip=float(s.get("clip", 3.0)), absolute=True)
+        sens = score.sensitivity(n)
     name = score_name.replace("_", " ")
     if s["selector"] == "top_k":
         return TopK(k=s["k"], score=score, candidates=cands, ordered=s.get("ordered", False), name=name)

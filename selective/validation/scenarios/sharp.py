@@ -75,6 +75,12 @@ class SharpTopK(Scenario):
         return _STANDARD + _EXTRA
 
     @property
+    def naive_is_biased(self) -> bool:  # type: ignore[override]
+        """Under the global null the naive p-value of the winner is biased; with real effects the
+        winner is mostly a real one, so the null slots are rare."""
+        return not self.effects
+
+    @property
     def truth(self) -> str:
         k = len(self.effects)
         if k == 0:
