@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -752,3 +753,76 @@ def test_huge_description_length_in_an_audit():
     assert len(table_from_audit(back).frame) == 1
     with pytest.raises(RecordFormatError, match="api.json: field 'plan'.*refuses a record without one"):
         verify_audit(back, d, source="api.json")  # ... but not verified
+
+
+# ------------------------------------------------------------------------------------------
+# Fission and conditional columns from a plan file, audited and verified
+# ------------------------------------------------------------------------------------------
+
+_SHARP_PLAN = """
+[analysis]
+seed = 5
+n_candidates = 60
+{fission}
+[[select]]
+selector = "top_k"
+k = 2
+candidates_like = "m*"
+score = "welch_t"
+group = "arm"
+levels = ["treatment", "control"]
+
+[[test]]
+kind = "welch_t"
+for_each = 1
+{conditional}column = "{{selected}}"
+group = "arm"
+levels = ["treatment", "control"]
+"""
+_FISSION = '[fission]\ncolumns_like = "m*"\nmethod = "gaussian"\nsigma = 1.0\ntau = 1.0\n'
+
+
+@pytest.mark.parametrize("fission, conditional, column", [
+    (_FISSION, "", "p (fission)"),
+    ("", "conditional = true\n", "p (conditional)"),
+], ids=["fission", "conditional"])
+def test_fission_and_conditional_plans_run_audit_and_verify(work, capsys, fission, conditional, column):
+    plan = write_plan(work / "sharp.toml", _SHARP_PLAN.format(fission=fission, conditional=conditional))
+    code, out, err = run(["analyze", work / "data.csv", "--plan", plan, "--out", work / "t.md", "--quiet"], capsys)
+    assert code == 0, err
+    assert column in (work / "t.md").read_text()
+    record = read_audit(work / "t.audit.json")
+    assert record["table"]["columns"][-2] in ("pvalue_fission", "ci_conditional_high")
+    code, out, err = run(["verify", work / "t.audit.json", work / "data.csv"], capsys)
+    assert code == 0 and "verified" in out, err
+    # a forged cell of the optional column is found
+    col = record["table"]["columns"].index("pvalue_fission" if fission else "pvalue_conditional")
+    record["table"]["rows"][1][col] = 0.0001
+    write_audit(work / "t.audit.json", record)
+    code, out, err = run(["verify", work / "t.audit.json", work / "data.csv"], capsys)
+    assert code != 0 and ("pvalue_fission" if fission else "pvalue_conditional") in out + err
+
+
+SHARP_ERRORS = [
+    ("gaussian without sigma", _SHARP_PLAN.format(fission='[fission]\ncolumns_like = "m*"\nmethod = "gaussian"\n',
+                                                  conditional=""), r"\[fission\]: method \"gaussian\" needs `sigma`"),
+    ("unknown fission key", _SHARP_PLAN.format(fission=_FISSION + "colour = 1\n", conditional=""),
+     r"\[fission\]: unknown field\(s\) 'colour'"),
+    ("conditional without for_each", """
+[[test]]
+kind = "one_sample_t"
+conditional = true
+column = "m01"
+""", r"\[\[test\]\] #1 conditional: needs `for_each`"),
+    ("conditional not a boolean", _SHARP_PLAN.format(fission="", conditional='conditional = "yes"\n'),
+     r"conditional: must be true or false"),
+]
+
+
+@pytest.mark.parametrize("name, text, match", SHARP_ERRORS, ids=[e[0] for e in SHARP_ERRORS])
+def test_fission_and_conditional_plan_errors(work, capsys, name, text, match):
+    plan = write_plan(work / "bad.toml", text)
+    code, _, err = run(["analyze", work / "data.csv", "--plan", plan, "--out", work / "o.md", "--quiet"], capsys)
+    assert code == 2
+    assert re.search(match, err), err
+    assert not (work / "o.md").exists()

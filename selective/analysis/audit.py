@@ -187,10 +187,6 @@ def audit_record(analysis: Any, table: CorrectedTable, *, plan: dict | None = No
         The creation time to record (ISO 8601; default: now). ``verify`` passes the recorded one,
         which the "html" page shows.
     """
-    if any(c in table.frame.columns for c in OPTIONAL_COLUMNS):
-        raise ValueError("`table` has fission or conditional columns (Analysis.fission, or a test run with "
-                         "conditional_on), which the audit format does not record yet; audit an analysis without "
-                         "them.")
     frame = table.frame
     out = {"file": None, "format": "md", "columns": "default"}
     out.update({k: v for k, v in (output or {}).items() if k in out})
@@ -212,8 +208,9 @@ def audit_record(analysis: Any, table: CorrectedTable, *, plan: dict | None = No
                         "certificate": s.certificate.to_dict()} for s in analysis.selections],
         "tests": [{"spec": spec_to_dict(spec), "result": _result_to_dict(r)} for spec, r in analysis._tests],
         "table": {"index": [str(i) for i in frame.index],
-                  "columns": list(TABLE_COLUMNS),
-                  "rows": [[_jsonable(frame.iloc[i][c]) for c in TABLE_COLUMNS] for i in range(len(frame))],
+                  "columns": table_columns(frame.columns),
+                  "rows": [[_jsonable(frame.iloc[i][c]) for c in table_columns(frame.columns)]
+                           for i in range(len(frame))],
                   "footnote": table.footnote,
                   "ledger_rows": _jsonable(table.ledger_rows)},
         "output": out,
@@ -367,14 +364,19 @@ def validate_audit(d: Any, source: str = "audit record") -> dict[str, Any]:
         c.want(_is_int(r["n_obs"]) and r["n_obs"] >= 0, f"{where}.result.n_obs", r["n_obs"], "an integer >= 0")
     t = c.obj(d["table"], "table", ("index", "columns", "rows", "footnote", "ledger_rows"))
     c.seq(t["index"], "table.index", lambda x: isinstance(x, str), "a hypothesis name")
-    c.want(t["columns"] == list(TABLE_COLUMNS), "table.columns", t["columns"], f"the columns {list(TABLE_COLUMNS)}")
+    columns = t["columns"]
+    c.want(isinstance(columns, list) and all(isinstance(x, str) for x in columns)
+           and columns == table_columns(columns), "table.columns", columns,
+           f"the columns {list(TABLE_COLUMNS)}, with any of {list(OPTIONAL_COLUMNS)} before 'note'")
+    if not (isinstance(columns, list) and columns == table_columns(columns)):
+        columns = list(TABLE_COLUMNS)
     c.seq(t["rows"], "table.rows")
     c.want(len(t["rows"]) == len(t["index"]), "table.rows", f"{len(t['rows'])} rows",
            f"one row per hypothesis ({len(t['index'])})")
     for i, row in enumerate(t["rows"]):
         c.seq(row, f"table.rows[{i}]")
-        c.want(len(row) == len(TABLE_COLUMNS), f"table.rows[{i}]", f"{len(row)} cells", f"{len(TABLE_COLUMNS)} cells")
-        for name, v in zip(TABLE_COLUMNS, row, strict=True):
+        c.want(len(row) == len(columns), f"table.rows[{i}]", f"{len(row)} cells", f"{len(columns)} cells")
+        for name, v in zip(columns, row, strict=len(row) == len(columns)):
             ok = isinstance(v, str) if name in _TEXT_COLUMNS else (v is None or _is_num(v))
             c.want(ok, f"table.rows[{i}].{name}", v, "text" if name in _TEXT_COLUMNS else "a number")
     c.want(isinstance(t["footnote"], str), "table.footnote", t["footnote"], "a string")
@@ -410,6 +412,14 @@ def read_audit(path: str | os.PathLike) -> dict[str, Any]:
     return validate_audit(load_json(raw, f"audit file {str(path)!r}"), str(path))
 
 
+def table_columns(present: Any) -> list[str]:
+    """The audit's column list for a table with columns ``present``: :data:`TABLE_COLUMNS`, with
+    the optional columns it has inserted before "note" in their fixed order."""
+    have = set(map(str, present))
+    core = list(TABLE_COLUMNS)
+    return core[:-1] + [c for c in OPTIONAL_COLUMNS if c in have] + core[-1:]
+
+
 def _cell(name: str, v: Any) -> Any:
     if name in _TEXT_COLUMNS:
         return v
@@ -420,7 +430,7 @@ def table_from_audit(record: dict[str, Any]) -> CorrectedTable:
     """The corrected table stored in an audit record, exactly as it was written."""
     t = record["table"]
     rows = [{c: _cell(c, v) for c, v in zip(t["columns"], r, strict=True)} for r in t["rows"]]
-    frame = pd.DataFrame(rows, index=pd.Index(t["index"], name="hypothesis"), columns=list(TABLE_COLUMNS))
+    frame = pd.DataFrame(rows, index=pd.Index(t["index"], name="hypothesis"), columns=t["columns"])
     return CorrectedTable(frame=frame, alpha=float(record["alpha"]), footnote=t.get("footnote", ""),
                           ledger_rows=t.get("ledger_rows", []))
 

@@ -10,6 +10,11 @@ A plan makes an analysis declarative, so that ``selective analyze`` can run it a
     # units = "subject"     # the column of independent units (rows by default)
     # budget_bits = 50, budget_beta = 0.01, budget_epsilon = 1.0: refuse steps beyond them
 
+    # [fission]             # optional: explore one copy of each outcome, test the other
+    # columns_like = "y*"   # (or columns = [...]); method = "gaussian" with the known sigma,
+    # method = "gaussian"   # and tau, or "poisson" with epsilon (Analysis.fission)
+    # sigma = 1.0
+
     [[select]]              # step 1
     selector = "top_k"      # "top_k", "noisy_top_k" or "declared"
     k = 3
@@ -23,6 +28,7 @@ A plan makes an analysis declarative, so that ``selective analyze`` can run it a
     kind = "welch_t"        # see TEST_KINDS below
     for_each = 1            # once per variable chosen by [[select]] step 1 ...
     column = "{selected}"   # ... with {selected} replaced by its name
+    # conditional = true    # add the p-value conditional on step 1's ranking (winners)
     group = "arm"
     levels = ["treatment", "control"]
 
@@ -200,7 +206,7 @@ def _build_specs(plan: Plan, i: int, t: dict[str, Any], chosen: dict[int, tuple]
     specs = []
     for item in items:
         name = None if item is None else str(item)
-        kwargs = {k: _fill(v, name) for k, v in t.items() if k not in ("kind", "for_each")}
+        kwargs = {k: _fill(v, name) for k, v in t.items() if k not in ("kind", "for_each", "conditional")}
         kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kwargs.items()}
         try:
             specs.append(cls(**kwargs, **fixed))
@@ -257,6 +263,8 @@ def run_plan(plan: Plan, data: pd.DataFrame, *, seed: int | None = None, progres
     except (TypeError, ValueError) as exc:
         raise _err(plan.source, "[analysis]", str(exc)) from None
     _check_test_columns(plan, data)
+    if plan.fission is not None:
+        _apply_fission(plan, analysis, data)
     selectors = []
     for i, s in enumerate(plan.select, 1):
         try:
@@ -274,6 +282,7 @@ def run_plan(plan: Plan, data: pd.DataFrame, *, seed: int | None = None, progres
             raise _err(plan.source, f"[[select]] #{_refused_step(analysis, selectors)}", str(exc)) from (
                 exc if isinstance(exc, CompositionOrderError) else None)
     chosen: dict[int, tuple] = {}
+    selections: dict[int, Selection] = {}
     steps = list(enumerate(selectors, 1))
     iterator = steps
     if progress:
@@ -283,16 +292,35 @@ def run_plan(plan: Plan, data: pd.DataFrame, *, seed: int | None = None, progres
     for i, sel in iterator:
         label = plan.select[i - 1].get("label")
         try:
-            chosen[i] = tuple(analysis.select(sel, label=label).value)
+            selections[i] = analysis.select(sel, label=label)
+            chosen[i] = tuple(selections[i].value)
         except _RUN_ERRORS as exc:
             raise _err(plan.source, f"[[select]] #{i}", f"{type(exc).__name__}: {exc}") from None
     for i, t in enumerate(plan.test, 1):
+        on = selections[t["for_each"]] if t.get("conditional") else None
         for spec in _build_specs(plan, i, t, chosen):
             try:
-                analysis.test(spec)
+                analysis.test(spec, conditional_on=on)
             except _RUN_ERRORS as exc:
                 raise _err(plan.source, f"[[test]] #{i}", f"{type(exc).__name__}: {exc}") from None
     return analysis
+
+
+def _apply_fission(plan: Plan, analysis: Analysis, data: pd.DataFrame) -> None:
+    """Split the [fission] columns before any step (``Analysis.fission``)."""
+    f = plan.fission
+    if "columns" in f:
+        cols = list(f["columns"])
+    else:
+        cols = [c for c in data.columns if fnmatch.fnmatchcase(str(c), f["columns_like"])]
+        if not cols:
+            raise _err(plan.source, "[fission] columns_like",
+                       f"the pattern {f['columns_like']!r} matches no column of the data.")
+    try:
+        analysis.fission(cols, method=f["method"], sigma=f.get("sigma"), tau=float(f.get("tau", 1.0)),
+                         epsilon=float(f.get("epsilon", 0.5)))
+    except _RUN_ERRORS as exc:
+        raise _err(plan.source, "[fission]", f"{type(exc).__name__}: {exc}") from None
 
 
 def _refused_step(analysis: Analysis, selectors: list[Any]) -> int:

@@ -15,7 +15,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["PlanError", "Plan", "load_plan", "parse_plan", "TEST_KINDS", "SCORES", "SELECTORS", "ANALYSIS_FIELDS"]
+__all__ = ["PlanError", "Plan", "load_plan", "parse_plan", "TEST_KINDS", "SCORES", "SELECTORS", "ANALYSIS_FIELDS",
+           "FISSION_FIELDS"]
 
 SELECTORS = ("top_k", "noisy_top_k", "declared")
 SCORES = ("welch_t", "abs_mean", "abs_corr", "clipped_mean", "signed_mean")
@@ -69,6 +70,10 @@ _SCORE_FIELDS = {
 }
 
 
+#: the fields of [fission]
+FISSION_FIELDS = ("columns", "columns_like", "method", "sigma", "tau", "epsilon")
+
+
 @dataclass(frozen=True)
 class Plan:
     source: str
@@ -76,6 +81,7 @@ class Plan:
     select: tuple[dict[str, Any], ...]
     test: tuple[dict[str, Any], ...]
     raw: dict[str, Any]
+    fission: dict[str, Any] | None = None
 
 
 def load_plan(path: str | Path) -> Plan:
@@ -163,6 +169,31 @@ def _parse_analysis(source: str, analysis: Any) -> None:
         _want(source, w, "units", a, isinstance(a["units"], str), "the name of the column of independent units")
 
 
+def _parse_fission(source: str, f: Any) -> None:
+    w = "[fission]"
+    if not isinstance(f, dict):
+        raise _err(source, w, f"must be a table; got {brief(f)}.")
+    _check_fields(source, w, f, FISSION_FIELDS, "in [fission]")
+    if ("columns" in f) == ("columns_like" in f):
+        raise _err(source, w, "give exactly one of `columns` (a list of outcome columns) or `columns_like` "
+                              "(a pattern).")
+    if "columns" in f:
+        c = f["columns"]
+        _want(source, w, "columns", f, isinstance(c, list) and bool(c) and all(isinstance(x, str) for x in c),
+              "a non-empty list of column names")
+    else:
+        _want(source, w, "columns_like", f, isinstance(f["columns_like"], str), "a column-name pattern such as \"y*\"")
+    _want(source, w, "method", f, f.get("method") in ("gaussian", "poisson"), "\"gaussian\" or \"poisson\"")
+    for key in ("sigma", "tau"):
+        if key in f:
+            _want(source, w, key, f, _is_number(f[key]) and math.isfinite(f[key]) and f[key] > 0,
+                  "a finite positive number")
+    if "epsilon" in f:
+        _want(source, w, "epsilon", f, _is_number(f["epsilon"]) and 0 < f["epsilon"] < 1, "a number in (0, 1)")
+    if f["method"] == "gaussian" and "sigma" not in f:
+        raise _err(source, w, "method \"gaussian\" needs `sigma`, the known noise standard deviation.")
+
+
 def _parse_select(source: str, i: int, s: dict[str, Any], n_select: int) -> None:
     where = f"[[select]] #{i}"
     sel = s.get("selector")
@@ -236,7 +267,12 @@ def _parse_test(source: str, i: int, t: dict[str, Any], n_select: int, kinds: di
                    f"must be the number of a [[select]] block (1..{n_select}); got {brief(fe)}.")
     cls, fixed = kinds[kind]
     allowed_fields = tuple(sorted({f.name for f in fields(cls)} - set(fixed)))
-    _check_fields(source, where, t, ("kind", "for_each") + allowed_fields, f"for kind {kind!r}")
+    _check_fields(source, where, t, ("kind", "for_each", "conditional") + allowed_fields, f"for kind {kind!r}")
+    if "conditional" in t:
+        _want(source, where, "conditional", t, isinstance(t["conditional"], bool), "true or false (a TOML boolean)")
+        if t["conditional"] and fe is None:
+            raise _err(source, f"{where} conditional", "needs `for_each`: the test is conditioned on that step's "
+                                                       "ranking (inference on winners).")
     for key, v in t.items():
         _check_value(source, f"{where} {key}", v)
 
@@ -250,10 +286,12 @@ def parse_plan(raw: dict[str, Any], *, source: str = "<plan>") -> Plan:
     """
     if not isinstance(raw, dict):
         raise _err(source, "top level", "a plan must be a TOML table.")
-    unknown = [k for k in raw if k not in ("analysis", "select", "test")]
+    unknown = [k for k in raw if k not in ("analysis", "fission", "select", "test")]
     if unknown:
         raise _err(source, "top level", f"unknown section(s) {', '.join(map(brief, unknown))}; allowed: [analysis], "
-                                        "[[select]], [[test]].")
+                                        "[fission], [[select]], [[test]].")
+    if "fission" in raw:
+        _parse_fission(source, raw["fission"])
     analysis = raw.get("analysis", {})
     _parse_analysis(source, analysis)
     selects = raw.get("select", [])
@@ -267,4 +305,5 @@ def parse_plan(raw: dict[str, Any], *, source: str = "<plan>") -> Plan:
     kinds = _test_kinds()
     for i, t in enumerate(tests, 1):
         _parse_test(source, i, t, len(selects), kinds)
-    return Plan(source=source, analysis=dict(analysis), select=tuple(selects), test=tuple(tests), raw=raw)
+    return Plan(source=source, analysis=dict(analysis), select=tuple(selects), test=tuple(tests), raw=raw,
+                fission=dict(raw["fission"]) if "fission" in raw else None)

@@ -17,7 +17,6 @@ from ..accounting.certificates import brief
 from ..exceptions import RecordFormatError
 from .audit import audit_record, dump_record, plan_sha256
 from .fingerprint import data_fingerprint, data_fingerprint_v2
-from .report import TABLE_COLUMNS
 from .sources import is_dask_frame, open_data
 
 __all__ = ["verify_audit", "UNVERIFIED_FIELDS"]
@@ -89,8 +88,11 @@ def _table_rows_readable(record: dict[str, Any], new: dict[str, Any], out: list[
     old_t, new_t = record["table"], new["table"]
     if old_t["index"] != new_t["index"]:
         return
+    if old_t["columns"] != new_t["columns"]:
+        out.append(f"table.columns: recorded {old_t['columns']}, the run gives {new_t['columns']}")
+        return
     for h, a_row, b_row in zip(old_t["index"], old_t["rows"], new_t["rows"], strict=True):
-        for col, a, b in zip(TABLE_COLUMNS, a_row, b_row, strict=True):
+        for col, a, b in zip(old_t["columns"], a_row, b_row, strict=True):
             if not _same_leaf(a, b):
                 shown_a, shown_b = _show_pair(a, b)
                 out.append(f"{h!r} {col}: recorded {shown_a}, the run gives {shown_b}")
