@@ -50,13 +50,40 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: CSV files larger than this are read lazily with Dask (partition by partition), like Parquet.
+LAZY_CSV_BYTES = 512 * 2**20
+_PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+
+
 def read_data(path: str):
-    """Read a CSV file; errors name the file and what is wrong."""
+    """Read a data file; errors name the file and what is wrong.
+
+    A Parquet file (``.parquet``, ``.pq``, ``.parq``) or folder of Parquet files, and a CSV file
+    larger than :data:`LAZY_CSV_BYTES`, are opened lazily as a Dask DataFrame
+    (:func:`selective.analysis.sources.open_data`): never loaded whole. Other files are read as
+    CSV with pandas.
+    """
     import pandas as pd
 
     p = Path(path)
-    if not p.is_file():
+    lazy = p.is_dir() or p.suffix.lower() in _PARQUET_SUFFIXES
+    if not lazy and not p.is_file():
         raise UsageError(f"data file {path!r} does not exist.")
+    if lazy or p.stat().st_size > LAZY_CSV_BYTES:
+        from .analysis.sources import count_rows, open_data
+
+        if not p.exists():
+            raise UsageError(f"data file {path!r} does not exist.")
+        try:
+            data = open_data(p if lazy else p.with_suffix(p.suffix or ".csv")) if lazy or p.suffix else None
+            if data is None:
+                raise ValueError("a large CSV file needs the suffix .csv, .tsv or .txt to be read lazily")
+            empty = count_rows(data) == 0
+        except (ValueError, OSError, ImportError) as exc:
+            raise UsageError(f"{path}: cannot be read{' as Parquet' if lazy else ''}: {exc}") from None
+        if empty:
+            raise UsageError(f"{path}: the file holds no rows.")
+        return data
     try:
         data = pd.read_csv(p)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:

@@ -826,3 +826,33 @@ def test_fission_and_conditional_plan_errors(work, capsys, name, text, match):
     assert code == 2
     assert re.search(match, err), err
     assert not (work / "o.md").exists()
+
+
+def test_a_parquet_file_gives_the_table_of_its_csv(work, capsys):
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    pd.read_csv(work / "data.csv").to_parquet(work / "data.parquet")
+    plan = write_plan(work / "sharp.toml", _SHARP_PLAN.format(fission="", conditional="conditional = true\n"))
+    dp = write_plan(work / "dp.toml", """
+[analysis]
+seed = 3
+[[select]]
+selector = "noisy_top_k"
+k = 2
+epsilon = 0.05
+candidates_like = "m*"
+score = "clipped_mean"
+[[test]]
+kind = "one_sample_t"
+for_each = 1
+column = "{selected}"
+""")
+    for p in (plan, dp):  # the same selections (the grid scores are exact), ledger and table
+        for name in ("data.csv", "data.parquet"):
+            code, _, err = run(["analyze", work / name, "--plan", p, "--out", work / f"{name}.md", "--quiet"], capsys)
+            assert code == 0, err
+        assert (work / "data.csv.md").read_text() == (work / "data.parquet.md").read_text()
+    code, out, err = run(["verify", work / "data.parquet.audit.json", work / "data.csv"], capsys)
+    assert code == 0 and "verified" in out, err
+    code, _, err = run(["analyze", work / "missing.parquet", "--plan", plan, "--quiet"], capsys)
+    assert code == 2 and "does not exist" in err

@@ -15,8 +15,10 @@ When the column is withheld (with its reason in the note):
 * the ledger holds another step than this screen (the pivot conditions on one step only: an
   earlier look that chose the family, or a later one, is not accounted for), or the ledger's
   corrections are void;
-* the data are a Dask frame (the statistics' covariance needs every candidate column in memory),
-  or the analysis declares ``units`` (the covariance assumes independent rows);
+* on Dask data, the screen's columns (every candidate and the group) would not fit under the
+  analysis' ``max_collect_bytes`` (the statistics' covariance needs them in memory; within it
+  they are collected, and the column is the same as on the pandas frame);
+* the analysis declares ``units`` (the covariance assumes independent rows);
 * more than :data:`MAX_CANDIDATES` candidates (the covariance matrix is not formed);
 * the normal approximation is not trusted where the test is used: a conditional test at level
   alpha rejects on an event of unconditional probability alpha times :math:`P_0(V^- \le X_j \le
@@ -44,9 +46,12 @@ import scipy.special
 
 from ..conditional.winners import winners_inference
 from ..hypotheses.means import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest
+from ..selectors.base import declared_columns
 from ..selectors.scores import CandidateScores, TwoGroupScores
+from ..selectors.streaming import is_dask_frame
 from ..selectors.topk import TopK
 from .report import CONDITIONAL_COLUMNS
+from .sources import CollectTooLargeError, collect_columns
 
 __all__ = ["CONDITIONAL_COLUMNS", "MAX_CANDIDATES", "WinnersLink", "link_winners", "conditional_cells"]
 
@@ -170,25 +175,41 @@ def _log_mass(vlo: float, vup: float, mu: float, sd: float) -> float:
     return float(lb + np.log1p(-np.exp(min(la - lb, 0.0)))) if la > -math.inf else float(lb)
 
 
-def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: float, n_steps: int,
-                      void: bool, is_dask: bool, units: Any = None) -> list[dict[str, Any] | None]:
+def _rows(links: list, data: Any, n_rows: int, max_collect_bytes: int) -> tuple[Any, str | None]:
+    """The rows the statistics are recomputed from: ``data``, or on Dask data the screens'
+    columns collected (within ``max_collect_bytes``), or None and the reason."""
+    if not is_dask_frame(data):
+        return data, None
+    cols: list = []
+    for link in links:
+        if link is not None:
+            cols += [c for v in declared_columns(link.selector.score).values() for c in v if c not in cols]
+    try:
+        return collect_columns(data, cols, n_rows=n_rows, max_bytes=max_collect_bytes), None
+    except CollectTooLargeError as exc:
+        return None, f"conditional withheld: the screen's columns are not collected from the Dask data ({exc})"
+
+
+def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: float, n_steps: int, n_rows: int,
+                      void: bool, units: Any = None, max_collect_bytes: int = 2**30) -> list[dict[str, Any] | None]:
     """The conditional columns and a note for each test (None for a test without a link)."""
     out: list[dict[str, Any] | None] = []
     cache: dict = {}
+    rows, too_large = _rows(links, data, n_rows, max_collect_bytes)
     for link in links:
         if link is None:
             out.append(None)
             continue
         cell = {c: math.nan for c in CONDITIONAL_COLUMNS}
-        reason = _scope_reason(link, n_steps=n_steps, void=void, is_dask=is_dask, units=units)
+        reason = _scope_reason(link, n_steps=n_steps, void=void, units=units) or too_large
         if reason is None:
-            reason = _fill(cell, link, data, alpha, cache)
+            reason = _fill(cell, link, rows, alpha, cache)
         cell["note"] = reason
         out.append(cell)
     return out
 
 
-def _scope_reason(link: WinnersLink, *, n_steps: int, void: bool, is_dask: bool, units: Any) -> str | None:
+def _scope_reason(link: WinnersLink, *, n_steps: int, void: bool, units: Any) -> str | None:
     if void:
         return "conditional withheld: the ledger is void"
     if units is not None:
@@ -197,8 +218,6 @@ def _scope_reason(link: WinnersLink, *, n_steps: int, void: bool, is_dask: bool,
     if n_steps != 1:
         return (f"conditional withheld: it conditions on step {link.step + 1} only, and the ledger has {n_steps} "
                 "steps")
-    if is_dask:
-        return "conditional withheld: not computed on Dask data (the candidates' covariance needs their columns)"
     n = len(link.selector.candidates)
     if n > MAX_CANDIDATES:
         return f"conditional withheld: {n} candidates, more than {MAX_CANDIDATES}"

@@ -526,8 +526,8 @@ class Analysis:
         fission = None if not self._split else fission_cells(
             self._tests, list(self._data.columns), self._split, self._step_columns, alpha=a)
         conditional = None if all(x is None for x in self._links) else conditional_cells(
-            self._links, rows, alpha=a, n_steps=len(self.ledger.rows()), void=bool(self._void), is_dask=self._dask,
-            units=self.units)
+            self._links, self._data if self._dask else rows, alpha=a, n_steps=len(self.ledger.rows()),
+            n_rows=self._n_rows, void=bool(self._void), units=self.units, max_collect_bytes=self.max_collect_bytes)
         return build_table(results, totals, corr, alpha=a, n_candidates=self.n_candidates, adjust=adjust,
                            ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size, trust=trust,
                            conditional=conditional, fission=fission)

@@ -113,27 +113,35 @@ def _need(plan: Plan, where: str, s: dict[str, Any], key: str, data: pd.DataFram
     return s[key]
 
 
-def _numeric(plan: Plan, where: str, data: pd.DataFrame, cols: tuple[str, ...]) -> None:
+def _compute(value: Any) -> Any:
+    """A Dask collection computed (one pass), anything else as it is."""
+    return value.compute() if hasattr(value, "compute") and hasattr(value, "dask") else value
+
+
+def _numeric(plan: Plan, where: str, data: Any, cols: tuple[str, ...]) -> None:
+    """The candidate columns are numeric and complete (one pass over a Dask frame for all of them)."""
     for c in cols:
-        if not pd.api.types.is_numeric_dtype(data[c]):
+        if not pd.api.types.is_numeric_dtype(data[c].dtype):
             raise _err(plan.source, where,
                        f"column {c!r} must be numeric for this score; it has dtype {data[c].dtype}.")
-        n_missing = int(data[c].isna().sum())
-        if n_missing:
-            raise _err(plan.source, where,
-                       f"column {c!r} has {n_missing} missing value(s); scores need complete columns.")
+    missing = _compute(data[list(cols)].isna().sum())
+    bad = missing[missing > 0]
+    if len(bad):
+        c = bad.index[0]
+        raise _err(plan.source, where,
+                   f"column {c!r} has {int(bad.iloc[0])} missing value(s); scores need complete columns.")
 
 
-def _values_present(plan: Plan, where: str, data: pd.DataFrame, column: str, values: tuple) -> None:
+def _values_present(plan: Plan, where: str, data: Any, column: str, values: tuple) -> None:
     """A group value the plan names must occur in the data (a typo would silently change the score)."""
-    present = set(data[column].dropna().unique().tolist())
+    present = set(_compute(data[column].dropna().unique()).tolist())
     missing = [v for v in values if v not in present]
     if missing:
         shown = sorted(map(str, present))[:12]
         raise _err(plan.source, where, f"{brief(missing[0])} is not a value of column {column!r}; it has {shown}.")
 
 
-def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: pd.DataFrame, n_units: int):
+def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: Any, n_rows: int):
     where = f"[[select]] #{i}"
     if s["selector"] == "declared":
         cert = certificate_from_dict(s["certificate"])
@@ -153,7 +161,7 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: pd.DataFrame, n
         raise _err(plan.source, f"{where} k", f"must be at most the number of candidates ({len(cands)}); got {s['k']}.")
     score_name = s["score"]
     _numeric(plan, where, data, cands)
-    n = len(data)
+    n = n_rows
     # score objects: they declare their columns and reduce a Dask frame as well as a pandas one
     if score_name == "welch_t":
         group = _need(plan, where, s, "group", data)
@@ -268,7 +276,7 @@ def run_plan(plan: Plan, data: pd.DataFrame, *, seed: int | None = None, progres
     selectors = []
     for i, s in enumerate(plan.select, 1):
         try:
-            selectors.append(_build_selector(plan, i, s, data, analysis.n_units))
+            selectors.append(_build_selector(plan, i, s, data, analysis.n_rows))
         except PlanError:
             raise
         except _RUN_ERRORS as exc:

@@ -190,3 +190,24 @@ def test_conditional_on_errors_name_the_argument():
     corr = b.select(TopK(k=1, score=CandidateScores(COLS[1:], kind="corr", target="x0"), candidates=COLS[1:]))
     with pytest.raises(TypeError, match="kind 'mean' or 't'"):
         b.test(OneSampleTTest(column=corr.value[0]), conditional_on=corr)
+
+
+def test_dask_data_give_the_same_conditional_column_or_say_why_not():
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(21)
+    frame = _two_group_frame(rng, n=200, effect=0.3)
+
+    def table(data, **kw):
+        a = Analysis(data, rng=1, **kw)
+        sel = a.select(_screen(k=2))
+        for c in sel.value:
+            a.test(_welch(c), conditional_on=sel)
+        return a.report().frame
+
+    in_memory = table(frame)
+    on_dask = table(dd.from_pandas(frame, npartitions=3))
+    pd.testing.assert_frame_equal(on_dask[list(CONDITIONAL_COLUMNS)], in_memory[list(CONDITIONAL_COLUMNS)])
+    # the tests' columns fit under the limit (about 32 kB), the screen's 31 columns do not (about 122 kB)
+    small = table(dd.from_pandas(frame, npartitions=3), max_collect_bytes=60_000)
+    assert small.pvalue_conditional.isna().all()
+    assert "not collected from the Dask data" in small.note.iloc[0]
