@@ -97,8 +97,9 @@ def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -
                          f"{selection!r}.")
     selector = selectors[step]
     if not isinstance(selector, TopK):
+        made = "Analysis.record" if selector is None else type(selector).__name__
         raise TypeError(f"`conditional_on` must be the selection of a TopK step; step {step + 1} was made by "
-                        f"{type(selector).__name__}.")
+                        f"{made}.")
     problem = _supported(selector.score)
     if problem:
         raise TypeError(f"`conditional_on`: {problem}.")
