@@ -124,7 +124,10 @@ class _Problem:
     def times(self, g: np.ndarray, act: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """(Z'Z g)[rows] (all rows by default) for g (p,) zero off ``act``."""
         if self.gram is not None:
-            return self.gram @ g if rows is None else self.gram[rows] @ g
+            # the Gram matrix is symmetric: (Z'Z g)' = g_A' (Z'Z)[A, :], a k x p product on a
+            # contiguous block of rows, instead of copying the (p - k) x p rows asked for
+            out = g[act] @ self.gram[act]
+            return out if rows is None else out[rows]
         Zr = self.Z if rows is None else self.Z[:, rows]
         return Zr.T @ (self.Z[:, act] @ g[act])
 
