@@ -140,6 +140,38 @@ def verdicts(results: dict[str, SimulationResult], *, levels: Sequence[float] = 
                                        "p_above", "reason"])
 
 
+def _power_section(results: dict, table: pd.DataFrame, columns: list, labels: dict, a0: float) -> list[str]:
+    """The power of every column at ``a0`` in the scenarios with real effects (rows: scenarios)."""
+    rows = []
+    for name, res in results.items():
+        cells, any_power = [], False
+        mine = table[table.scenario == name].set_index("column")
+        for c in columns:
+            try:
+                r = res.rate(c, measure="power", alpha=a0)
+            except KeyError:
+                cells.append("")
+                continue
+            if not r.n_trials or (c in mine.index and mine.loc[c, "verdict"] == "withheld"):
+                cells.append("")
+                continue
+            any_power = True
+            valid = c in mine.index and mine.loc[c, "verdict"] in ("holds", "no null trials")
+            cells.append(f"{_cell(float(r.rate))}" + ("" if valid else " (not valid)"))
+        if any_power:
+            rows.append((name, res.n_reps, cells))
+    if not rows:
+        return []
+    keep = [j for j in range(len(columns)) if any(cells[j] for _, _, cells in rows)]
+    return [f"## Power at alpha = {a0:g}", "",
+            "Share of the replications in which a column rejected a hypothesis with a real effect, in the "
+            "scenarios that have real effects; a column that is not valid is marked so (its power is not a "
+            "merit). The oracle tests the true effect without any selection.", "",
+            "| scenario | reps | " + " | ".join(_md(labels[columns[j]]) for j in keep) + " |",
+            "|---|---:|" + "---:|" * len(keep),
+            *(f"| {_md(name)} | {n} | " + " | ".join(cells[j] for j in keep) + " |" for name, n, cells in rows), ""]
+
+
 def _cell(x: float) -> str:
     return "n/a" if not math.isfinite(x) else f"{x:.3f}"
 
@@ -228,6 +260,7 @@ def release_table(results: dict[str, SimulationResult], *, command: str, seed: A
             cells.append(rate + mark)
         out.append(f"| {_md(name)} | {res.n_reps} | " + " | ".join(cells) + " |")
     out.append("")
+    out += _power_section(results, table, columns, labels, a0)
     for name, res in results.items():
         sc = get_scenario(name) if name in SCENARIOS else None
         pos = order.index(name) if name in order else None

@@ -29,3 +29,15 @@ def test_signal_variant_measures_power_of_every_route():
     assert rep["pvalue_oracle"][1] == 0  # the oracle tests the first real effect
     assert rep["pvalue_naive"][1] < len(sc.effects)  # the screen finds a real effect
     assert all(0.0 <= p <= 1.0 for c, (p, _) in rep.items() if c != "pvalue_winners" and p == p)
+
+
+def test_release_table_has_a_power_section_for_scenarios_with_effects():
+    from selective.validation.validate import release_table
+
+    res = validate(["topk_noise", "topk_signal"], n_reps=40, progress=False, seed=3)
+    text = release_table(res, command="selective validate", seed=3)
+    section = text[text.index("## Power at alpha = 0.05"):text.index("## topk_noise")]
+    rows = [line for line in section.splitlines() if line.startswith("| topk")]
+    assert [r.split("|")[1].strip() for r in rows] == ["topk_signal"]  # the null scenario has no power row
+    power = res["topk_signal"].rate("pvalue_best", measure="power").rate
+    assert f"{power:.3f}" in rows[0] and "(not valid)" in rows[0]  # the naive column is marked
