@@ -44,7 +44,13 @@ _EXTRA = ("pvalue_winners", "pvalue_fission", "pvalue_oracle")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SharpTopK(Scenario):
-    """Top-1 of correlated normal outcomes by ``|Welch t|``: ledger, winners, fission, splitting, oracle."""
+    """Top-1 of correlated normal outcomes by ``|Welch t|``: ledger, winners, fission, splitting, oracle.
+
+    Data, selection and columns as in the module docstring (one replication: :meth:`analyse`).
+
+    Truth: outcome j is null iff j >= ``len(effects)``; with ``effects=()`` (the default) every
+    outcome is null (a global null).
+    """
 
     name: str = "sharp_topk_winners_fission"
     n_features: int = 30
