@@ -82,7 +82,7 @@ def inference_label(mode: str, df: int | None, delta: float | None) -> str:
     if mode == "plugin":
         return f"approximate (plug-in sigma, {df} residual df)"
     if mode == "asymptotic":
-        return "approximate (binomial: asymptotic normal one-step estimator)"
+        return "approximate (asymptotic normal one-step estimator: binomial or Cox lasso)"
     return mode
 
 

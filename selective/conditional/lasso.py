@@ -6,10 +6,11 @@ Theorem 4.3; the target is either the coefficient of the regression of :math:`y`
 :math:`X_E` (``type="partial"``, eq. (5.2)) or of the full regression on all columns
 (``type="full"``).
 
-Binomial family: the one-step (debiased) estimator of Taylor and Tibshirani (2018),
+Binomial and Cox families: the one-step (debiased) estimator of Taylor and Tibshirani (2018),
 "Post-selection inference for l1-penalized likelihood models", Canad. J. Statist. 46(1),
 Section 3: asymptotically :math:`\bar\beta_E \sim N(\beta_E^*, I_E^{-1})`, and the active
-signs become linear constraints on :math:`\bar\beta_E`.
+signs become linear constraints on :math:`\bar\beta_E` (modules ``_lasso_binomial`` and
+``_lasso_cox``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 
 from ._checks import (
     check_alpha,
@@ -60,6 +62,7 @@ SOLVER_TOL = 1e-12
 
 
 LAMBDA_SCALES = ("selectiveInference", "glmnet")
+FAMILIES = ("gaussian", "binomial", "cox")
 
 
 def lambda_on_si_scale(lam, n: int, lambda_scale: str) -> float:
@@ -75,7 +78,8 @@ def lambda_on_si_scale(lam, n: int, lambda_scale: str) -> float:
 
 def solve_lasso(X, y, lam: float, *, intercept: bool = True, family: str = "gaussian",
                 tol: float = SOLVER_TOL, max_iter: int = 1_000_000,
-                lambda_scale: str = "selectiveInference") -> LassoFit:
+                lambda_scale: str = "selectiveInference", status=None,
+                ties: str = "breslow") -> LassoFit:
     r"""Lasso solution at a fixed ``lam`` on the scale of :math:`\frac12\|y-b_0-Xb\|^2+\lambda\|b\|_1`.
 
     With ``lambda_scale="glmnet"``, ``lam`` is on glmnet's scale instead,
@@ -86,14 +90,20 @@ def solve_lasso(X, y, lam: float, *, intercept: bool = True, family: str = "gaus
     ``s = lambda/n``) on centred data, then polished by solving the KKT equations of the
     found support exactly. Binomial: objective :math:`-\ell(b_0,b)+\lambda\|b\|_1`, solved by
     proximal Newton (IRLS with coordinate descent on the penalised weighted least squares,
-    unpenalised intercept) to a KKT gap below ``1e-10``.
+    unpenalised intercept) to a KKT gap below ``1e-10``. Cox (``y`` the survival times,
+    ``status`` 1 for an event and 0 for censoring, ``ties`` "breslow" as glmnet or "efron"):
+    objective :math:`-\ell(b)+\lambda\|b\|_1` with Cox's log partial likelihood, no
+    intercept, solved by proximal Newton on a working set to a KKT gap below ``1e-10``.
 
     Returns
     -------
     LassoFit
         ``beta`` (length p; for binomial the intercept is in ``intercept``).
     """
-    family = check_choice("family", family, ("gaussian", "binomial"))
+    family = check_choice("family", family, FAMILIES)
+    if family != "cox" and (status is not None or ties != "breslow"):
+        raise ValueError(f"`status` and `ties` are for family='cox' only; got family={family!r} "
+                         f"with status={'given' if status is not None else None}, ties={ties!r}.")
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     n, p = X.shape
@@ -120,7 +130,14 @@ def solve_lasso(X, y, lam: float, *, intercept: bool = True, family: str = "gaus
         ina = float(np.max(np.abs(g[~act]))) if (~act).any() else 0.0
         b0 = ym - xm @ beta
         return LassoFit(beta, b0, f"sklearn.linear_model.Lasso(tol={tol:g}) + KKT polish", dev, ina)
-    return _solve_logistic_lasso(X, y, lam, intercept=intercept)
+    if family == "cox":
+        from ._lasso_cox import check_survival, solve_cox_lasso
+
+        time, status, ties = check_survival(y, status, n, ties)
+        return solve_cox_lasso(X, time, status, lam, ties=ties)
+    from ._lasso_binomial import solve_logistic_lasso
+
+    return solve_logistic_lasso(X, y, lam, intercept=intercept)
 
 
 def _polish_gaussian(Xc, yc, beta, lam):
@@ -139,50 +156,6 @@ def _polish_gaussian(Xc, yc, beta, lam):
         out[act] = bE
         return out
     return beta
-
-
-def _solve_logistic_lasso(X, y, lam, *, intercept, tol=1e-11, max_outer=200):
-    n, p = X.shape
-    if not np.all((y == 0) | (y == 1)):
-        raise ValueError("`y` must contain only 0 and 1 for family='binomial'.")
-    b0 = math.log(y.mean() / (1 - y.mean())) if intercept else 0.0
-    beta = np.zeros(p)
-    for _ in range(max_outer):
-        eta = b0 + X @ beta
-        pr = 1 / (1 + np.exp(-eta))
-        w = np.clip(pr * (1 - pr), 1e-10, None)
-        z = eta + (y - pr) / w
-        # coordinate descent on 1/2 sum w (z - b0 - X b)^2 + lam ||b||_1
-        xw2 = (w[:, None] * X * X).sum(0)
-        r = z - b0 - X @ beta
-        for _inner in range(10_000):
-            maxchg = 0.0
-            if intercept:
-                d = (w @ r) / w.sum()
-                b0 += d
-                r -= d
-                maxchg = abs(d)
-            for j in range(p):
-                old = beta[j]
-                rho = X[:, j] @ (w * r) + xw2[j] * old
-                new = np.sign(rho) * max(abs(rho) - lam, 0.0) / xw2[j]
-                if new != old:
-                    r -= X[:, j] * (new - old)
-                    beta[j] = new
-                    maxchg = max(maxchg, abs(new - old))
-            if maxchg < 1e-14:
-                break
-        eta = b0 + X @ beta
-        pr = 1 / (1 + np.exp(-eta))
-        g = X.T @ (y - pr) / lam
-        act = beta != 0
-        dev = float(np.max(np.abs(g[act] - np.sign(beta[act])))) if act.any() else 0.0
-        ina = float(np.max(np.abs(g[~act]))) if (~act).any() else 0.0
-        g0 = abs(float(np.sum(y - pr))) if intercept else 0.0
-        if dev < tol and ina <= 1 + tol and g0 < tol * lam:
-            break
-    return LassoFit(beta, b0, "proximal Newton (IRLS + coordinate descent), KKT gap < 1e-11",
-                    dev, ina)
 
 
 def _kkt_gaussian(Xc, yc, beta, lam, tol_kkt):
@@ -207,7 +180,8 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
                           tol_kkt: float = 0.1, gridrange=(-100.0, 100.0), columns=None,
                           response: str | None = None, sigma_method: str = "auto",
                           sigma_delta: float | None = None,
-                          lambda_scale: str = "selectiveInference") -> SelectiveInferenceResult:
+                          lambda_scale: str = "selectiveInference", status=None,
+                          ties: str = "breslow") -> SelectiveInferenceResult:
     r"""Selective p-values and intervals for the lasso at fixed ``lam`` (Lee et al. 2016).
 
     Parameters
@@ -216,7 +190,7 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
         Design. With a DataFrame, ``y`` may be the name of the response column and
         ``columns`` the predictor names (default: every other column).
     y : array_like (n,) or str
-        Response (0/1 for ``family="binomial"``).
+        Response (0/1 for ``family="binomial"``; positive survival times for ``"cox"``).
     lam : float
         Penalty on the scale :math:`\frac12\|y - b_0 - Xb\|^2 + \lambda\|b\|_1` (binomial:
         :math:`-\ell + \lambda\|b\|_1`), R selectiveInference's; glmnet's ``s`` is
@@ -231,11 +205,22 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
         A lasso solution at ``lam`` (length p; binomial: length p + 1 with the intercept
         first, or length p with ``intercept=False``). Default: solved with :func:`solve_lasso`.
         Checked against the KKT conditions (``tol_kkt``); a failure raises :class:`KKTError`.
-    family : {"gaussian", "binomial"}
+    family : {"gaussian", "binomial", "cox"}
+        ``"cox"``: Cox's proportional-hazards lasso :math:`-\ell(b) + \lambda\|b\|_1`
+        (log partial likelihood, no intercept), R's ``fixedLassoInf(family = "cox")``;
+        asymptotic, like ``"binomial"`` (see Notes).
+    status : array_like (n,) or str, optional
+        ``family="cox"`` only (required there): 1 where ``y`` is an event time, 0 where it is
+        censored; with a DataFrame, the name of its column.
+    ties : {"breslow", "efron"}
+        ``family="cox"`` only: the partial likelihood's handling of tied event times, for the
+        lasso and the information alike. ``"breslow"`` (default) is glmnet's; R's
+        ``fixedLassoInf`` takes the information from ``coxph`` (Efron). Without ties they agree.
     sigma : float, optional
         Noise sd (gaussian). Given: the p-values are exact. Not given: see ``sigma_method``.
     intercept : bool
-        Fit an unpenalised intercept (gaussian: centre X and y).
+        Fit an unpenalised intercept (gaussian: centre X and y). Ignored for ``"cox"``,
+        whose partial likelihood has none.
     type : {"partial", "full"}
         Target: coefficients of y regressed on the selected columns (Lee et al. eq. 5.2) or
         of the full regression on all columns (uses the inactive constraints too). When
@@ -287,8 +272,11 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
     1.2.5 uses the same :math:`M` and :math:`\nu` but centres its standardised statistic
     :math:`s_j M_j y/\|M_j\|` at :math:`\nu_j` instead of :math:`s_j\nu_j/\|M_j\|`, and
     shifts its interval by :math:`\|M_j\|\nu_j` instead of :math:`\nu_j`; its p-values and
-    intervals differ from these accordingly (its :math:`M` and limits agree). Binomial: Taylor and Tibshirani (2018),
-    Section 3, one-step estimator :math:`\bar\beta_E = \hat\beta_E + \lambda I_E^{-1}(0, s)`.
+    intervals differ from these accordingly (its :math:`M` and limits agree). Binomial and
+    Cox: Taylor and Tibshirani (2018), Section 3, one-step estimator :math:`\bar\beta_E =
+    \hat\beta_E + I_E^{-1}\nabla_E\ell(\hat\beta)` (:math:`= \hat\beta_E + \lambda I_E^{-1}s`
+    at an exact solution; binomial: with the intercept) with :math:`I_E` the observed
+    information; the p-values are asymptotic approximations (docs/THEORY.md 3.11).
 
     References
     ----------
@@ -297,10 +285,17 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
     .. [3] A. Javanmard, A. Montanari, "Confidence intervals and hypothesis testing for
        high-dimensional regression", J. Mach. Learn. Res. 15, 2869-2909, 2014.
     """
+    if isinstance(status, str) and isinstance(X, pd.DataFrame):  # a column of the frame
+        if status not in X.columns:
+            raise ValueError(f"`status` must name a column of the data frame; got {status!r}. "
+                             f"Columns: {list(X.columns)}.")
+        if columns is None:
+            columns = [c for c in X.columns if c not in (status, y if isinstance(y, str) else response)]
+        status = X[status].to_numpy(dtype=float)
     X, y, names = design_and_response(X, y, columns, response)
     n, p = X.shape
     lam = lambda_on_si_scale(lam, n, lambda_scale)
-    family = check_choice("family", family, ("gaussian", "binomial"))
+    family = check_choice("family", family, FAMILIES)
     type = check_choice("type", type, ("partial", "full"))
     alpha = check_alpha(alpha)
     alternative = check_choice("alternative", alternative, (ONE_SIDED, TWO_SIDED))
@@ -309,18 +304,31 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
     if not isinstance(intercept, (bool, np.bool_)):
         raise TypeError(f"`intercept` must be True or False; got {intercept!r}.")
     sigma_method = check_choice("sigma_method", sigma_method, SIGMA_METHODS)
-    if family == "binomial":
+    if family != "cox" and status is not None:
+        raise ValueError(f"`status` is for family='cox' only; got family={family!r} with a status.")
+    if family != "cox" and ties != "breslow":
+        raise ValueError(f"`ties` is for family='cox' only; got ties={ties!r} with family={family!r}.")
+    if family != "gaussian":
         if sigma_method == "interval":
-            raise ValueError("`sigma_method` must be 'auto' or 'plugin' for family='binomial' (no "
+            raise ValueError(f"`sigma_method` must be 'auto' or 'plugin' for family={family!r} (no "
                              "noise level is estimated); got 'interval'.")
         if sigma_delta is not None:
-            raise ValueError(f"`sigma_delta` must be None for family='binomial' (no noise level is "
+            raise ValueError(f"`sigma_delta` must be None for family={family!r} (no noise level is "
                              f"estimated); got {sigma_delta!r}.")
         if sigma is not None:
-            raise ValueError(f"`sigma` must be None for family='binomial'; got {sigma!r}.")
+            raise ValueError(f"`sigma` must be None for family={family!r}; got {sigma!r}.")
         if type != "partial":
-            raise ValueError(f"`type` must be 'partial' for family='binomial'; got {type!r}.")
-        return _binomial(X, y, names, lam, beta, intercept, alpha, alternative, tol_beta,
+            raise ValueError(f"`type` must be 'partial' for family={family!r}; got {type!r}.")
+    if family == "cox":
+        from ._lasso_cox import check_survival, cox_inference
+
+        time, status, ties = check_survival(y, status, n, ties)
+        return cox_inference(X, time, status, names, lam, beta, ties, alpha, alternative, tol_beta,
+                             tol_kkt, gridrange)
+    if family == "binomial":
+        from ._lasso_binomial import binomial_inference
+
+        return binomial_inference(X, y, names, lam, beta, intercept, alpha, alternative, tol_beta,
                          gridrange)
     sigma = check_positive_real("sigma", sigma, allow_none=True)
     xm = X.mean(0) if intercept else np.zeros(p)
@@ -452,73 +460,3 @@ def _empty(names, type, alpha, sigma, alternative, lam, rule, procedure="fixed-l
         pvalue=_ro(e), ci=_ro(np.zeros((0, 2))), tailarea=_ro(np.zeros((0, 2))), alpha=alpha,
         sigma=float(sigma) if sigma is not None else math.nan, alternative=alternative,
         pvalue_naive=_ro(e), lam=lam, sigma_rule=rule, method="no variable selected", **sigma_fields)
-
-
-def _binomial(X, y, names, lam, beta, intercept, alpha, alternative, tol_beta, gridrange):
-    n, p = X.shape
-    if not np.all((y == 0) | (y == 1)):
-        raise ValueError("`y` must contain only 0 and 1 for family='binomial'.")
-    if beta is None:
-        fit = _solve_logistic_lasso(X, y, lam, intercept=intercept)
-        full = np.concatenate([[fit.intercept], fit.beta]) if intercept else fit.beta
-        solver = fit.solver
-    else:
-        full = check_vector("beta", beta, length=p + 1 if intercept else p)
-        solver = "user-supplied beta"
-    X1 = np.column_stack([np.ones(n), X]) if intercept else X
-    off = 1 if intercept else 0
-    bvars = full[off:]
-    norms2 = np.sum((X - X.mean(0)) ** 2, axis=0) if intercept else np.sum(X ** 2, axis=0)
-    tol_coef = tol_beta * np.sqrt(n / norms2)
-    E = np.nonzero(np.abs(bvars) > tol_coef)[0]
-    if E.size == 0:
-        return _empty(names, "partial", alpha, None, alternative, lam,
-                      "not used (binomial)", sigma_mode="asymptotic")
-    s = np.sign(bvars[E])
-    cols = np.concatenate([[0], E + 1]) if intercept else E
-    XE1 = X1[:, cols]
-    bE1 = full[cols]
-    eta = X1 @ full
-    pr = 1 / (1 + np.exp(-eta))
-    w = pr * (1 - pr)
-    g = X.T @ (y - pr) / lam
-    act = np.zeros(p, bool)
-    act[E] = True
-    dev = float(np.max(np.abs(g[act] - s))) if act.any() else 0.0
-    ina = float(np.max(np.abs(g[~act]))) if (~act).any() else 0.0
-    if dev > 0.1 or ina > 1.1:
-        raise KKTError(
-            f"`beta` does not solve the logistic lasso at lam={lam:g}: KKT gaps "
-            f"{dev:.3g} (active) and {ina:.3g} (inactive |gradient|), allowed 0.1 and 1.1.")
-    H = XE1.T @ (w[:, None] * XE1)
-    Q = np.linalg.inv(H)
-    score = XE1.T @ (y - pr)
-    shift = Q @ score  # lam * Q @ (0, s) at an exact solution
-    # one-step (Newton) estimator: beta + I^{-1} score; the score equals lam (0, s) at an exact
-    # solution, but the observed score is used so that an approximate beta is corrected too
-    bbar = bE1 + shift
-    k = E.size
-    # constraints sign(beta_E) = s, beta_E = bbar_E - shift_E  =>  -s*bbar_E <= -s*shift_E
-    A = np.zeros((k, cols.size))
-    A[np.arange(k), np.arange(k) + off] = -s
-    b = -s * shift[off:]
-    contrasts = np.zeros((k, cols.size))
-    contrasts[np.arange(k), np.arange(k) + off] = 1.0
-    sgn0 = np.sign(bbar[off:])
-    sgn0[sgn0 == 0] = 1.0
-    out = infer_contrasts(A, b, bbar, contrasts, sgn0, sigma=1.0, alpha=alpha,
-                          alternative=alternative, gridrange=gridrange, cov=Q,
-                          check_event=False)
-    naive = _naive_pvalues(out["estimate"], out["sd"], sgn0, alternative)
-    return SelectiveInferenceResult(
-        procedure="fixed-lambda lasso", type="partial", variables=tuple(names[j] for j in E),
-        index=_ro(E, int), sign=_ro(sgn0, int), estimate=_ro(out["estimate"]),
-        sd=_ro(out["sd"]), vlo=_ro(out["vlo"]), vup=_ro(out["vup"]), pvalue=_ro(out["pvalue"]),
-        ci=_ro(out["ci"]), tailarea=_ro(out["tailarea"]), alpha=alpha, sigma=math.nan,
-        alternative=alternative, pvalue_naive=_ro(naive), lam=lam,
-        sigma_rule="not used (binomial: variance from the Fisher information at beta)",
-        sigma_mode="asymptotic",
-        contrasts=_ro(contrasts), constraints_A=_ro(A), constraints_b=_ro(b),
-        extra={"solver": solver, "beta": _ro(full), "lasso_sign": _ro(s, int), "lambda_glmnet": lam / n,
-               "zscore": _ro(out["estimate"] / out["sd"]), "one_step": _ro(bbar)},
-        method="Taylor & Tibshirani (2018) one-step estimator, family=binomial")

@@ -88,9 +88,30 @@ def _vec(v) -> np.ndarray:
 # arguments it cannot see from here: the data and every argument of the fit are passed again.
 _R_CODE = r"""
 function(fun, x, y, beta, lambda, sigma, alpha, type, k, maxsteps, family, intercept, bh_q,
-         index, penalty, seed, standardize) {
+         index, penalty, seed, standardize, status = NULL) {
   suppressPackageStartupMessages(library(selectiveInference))
   n <- nrow(x)
+  if (fun == "fixedLassoInf" && family == "cox") {
+    if (is.null(beta)) {
+      sv <- survival::Surv(y, status)
+      fit <- glmnet::glmnet(x, sv, family = "cox", standardize = FALSE, thresh = 1e-14)
+      beta <- as.numeric(coef(fit, x = x, y = sv, s = lambda / n, exact = TRUE, family = "cox",
+                              standardize = FALSE, thresh = 1e-14))
+    }
+    # the one-step estimate is a local variable of fixedCoxLassoInf: read it at its exit
+    ns <- asNamespace("selectiveInference")
+    suppressMessages(trace("fixedCoxLassoInf", where = ns, print = FALSE,
+                           exit = quote(assign(".selective_bbar", as.numeric(bbar),
+                                               envir = globalenv()))))
+    on.exit(suppressMessages(untrace("fixedCoxLassoInf", where = ns)))
+    out <- selectiveInference::fixedLassoInf(x, y, beta, lambda, family = "cox", status = status,
+                                             alpha = alpha)
+    bbar <- get(".selective_bbar", envir = globalenv())
+    rm(".selective_bbar", envir = globalenv())
+    return(list(vars = out$vars, sign = sign(beta[out$vars]), pv = out$pv, ci = out$ci,
+                vlo = out$vlo, vup = out$vup, sd = out$sd, coef0 = bbar, beta = beta,
+                coef_unpenalised = out$coef0))
+  }
   if (fun == "fixedLassoInf") {
     # type = "full" with p > n (the debiased lasso) wants the intercept in beta
     wide <- family == "gaussian" && type == "full" && ncol(x) > n
@@ -164,7 +185,7 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
                    k: int | None = None, maxsteps: int = 2000, family: str = "gaussian",
                    intercept: bool = True, bh_q: float | None = None, beta=None, index=None,
                    penalty: float = 2.0, seed: int = 1, standardize: bool = True,
-                   columns=None) -> pd.DataFrame:
+                   columns=None, status=None, ties: str = "efron") -> pd.DataFrame:
     """Run one analysis with ``selective.conditional`` and with R selectiveInference.
 
     Parameters
@@ -191,6 +212,14 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
         ``"groupfsInf"`` only: the group label of each column.
     penalty : float
         ``"groupfsInf"`` only: the penalty per degree of freedom (R's ``k`` of ``groupfs``).
+    status, ties
+        ``"fixedLassoInf"`` with ``family="cox"`` only: ``y`` holds the survival times and
+        ``status`` 1 for an event, 0 for censoring. R takes the information from ``coxph``
+        (Efron ties), so the package's inference uses ``ties`` (default ``"efron"``, R's); the
+        lasso (``beta=None``) is solved by the package with the same ``ties`` and given to both
+        sides (glmnet solves with Breslow's, which differs when event times are tied). R's ``coef0`` for the
+        Cox model is the unpenalised refit; the compared ``estimate`` is R's one-step estimate
+        (read inside ``fixedCoxLassoInf``), the refit is in ``frame.attrs["r"]``.
     seed, standardize
         ``"estimateSigma"`` only: R's ``set.seed`` before ``estimateSigma`` (its folds are
         random; the same fold ids, drawn from R's generator as ``estimateSigma`` draws them,
@@ -233,6 +262,7 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
         lar_inference,
         least_angle_regression,
         many_means,
+        solve_lasso,
     )
 
     r_beta = beta
@@ -272,12 +302,16 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
                 # R wants the intercept first here; the package's is that of the centred fit
                 bv = np.asarray(beta, dtype=float)
                 r_beta = np.concatenate([[yv.mean() - Xm.mean(0) @ bv], bv])
+            if family == "cox" and beta is None:  # one solution, of the problem with R's ties
+                beta = solve_lasso(Xm, yv, lam, family="cox", status=status, ties=ties).beta
+                r_beta = beta
             if family == "binomial" and not intercept:
                 raise ValueError("R's fixedLassoInf fits the binomial lasso with an intercept only: "
                                  "`intercept` must be True for family='binomial'; got False.")
+            cox = dict(status=status, ties=ties) if family == "cox" else {}
             ours = fixed_lasso_inference(Xm, yv, lam, beta=beta, family=family, sigma=sigma,
                                          intercept=intercept, type=type or "partial", alpha=alpha,
-                                         sigma_method="plugin")  # R's plug-in when sigma is None
+                                         sigma_method="plugin", **cox)  # R's plug-in when sigma is None
         elif function == "fsInf":
             ours = fs_inference(forward_stepwise(Xm, yv, maxsteps=maxsteps, intercept=intercept),
                                 sigma=sigma, alpha=alpha, k=k, type=type or "active", sigma_method="plugin")
@@ -298,7 +332,8 @@ def compare_with_r(function: str, X, y=None, *, lam: float | None = None,
     res = fun(function, _r_matrix(ro, Xm), ro.FloatVector(np.asarray(yv, float)),
               _r_num(ro, r_beta), _r_num(ro, lam),
               _r_num(ro, sigma), alpha, r_type, _r_num(ro, k),
-              maxsteps, family, intercept, _r_num(ro, bh_q), r_index, penalty, seed, standardize)
+              maxsteps, family, intercept, _r_num(ro, bh_q), r_index, penalty, seed, standardize,
+              _r_num(ro, status))
     raw = rbridge.to_python(res)
     r = pd.DataFrame({"variable": _vec(raw["vars"]).astype(int), "pvalue": _vec(raw["pv"])})
     if function == "groupfsInf":

@@ -83,6 +83,14 @@ def _binomial(name, seed, n, p, signal, frac):
                 dict(frac=frac, family="binomial"))
 
 
+def _cox(name, seed, n, p, signal, frac, *, round_to=None, censoring=2.0):
+    """Cox lasso: exponential times with hazard exp(x'beta), exponential censoring of mean
+    ``censoring``; ``round_to`` rounds the times up to a grid (tied event times)."""
+    return Case(name, "fixedLassoInf", seed, dict(kind="cox", n=n, p=p, signal=signal,
+                                                   round_to=round_to, censoring=censoring),
+                dict(frac=frac, family="cox"))
+
+
 def _path(name, function, seed, n, p, signal, *, sigma=1.0, type="active", k=None, maxsteps=2000, corr=0.0,
           arbitrates=False):
     return Case(name, function, seed, dict(kind="regression", n=n, p=p, signal=signal, corr=corr),
@@ -121,6 +129,13 @@ CASES = [
     _binomial("binomial_null", 123, 120, 10, 0.0, 0.6),
     _binomial("binomial_strong", 124, 300, 6, 1.5, 0.1),
     _binomial("binomial_tall", 125, 400, 12, 0.6, 0.2),
+    # fixedLassoInf, cox (both sides from the same lasso solution; R's information is Efron's)
+    _cox("cox_small", 171, 100, 8, 0.8, 0.3),
+    _cox("cox_wide", 172, 150, 25, 0.6, 0.25),
+    _cox("cox_null", 173, 120, 10, 0.0, 0.5),
+    _cox("cox_strong", 174, 300, 6, 1.2, 0.1, censoring=5.0),
+    _cox("cox_ties", 175, 200, 10, 0.7, 0.2, round_to=0.1),
+    _cox("cox_heavy_censoring", 176, 250, 12, 0.8, 0.2, censoring=0.3),
     # fsInf
     _path("fs_active", "fsInf", 131, 50, 10, 1.0),
     _path("fs_active_sigma_est", "fsInf", 132, 100, 15, 0.8, sigma=None, maxsteps=10),
@@ -177,6 +192,13 @@ def _data(case: Case):
         X, beta = _regression(rng, d["n"], d["p"], d["signal"], 0.0)
         eta = (X - X.mean(0)) @ beta
         return X, (rng.uniform(size=d["n"]) < 1 / (1 + np.exp(-eta))).astype(float)
+    if d["kind"] == "cox":
+        X, beta = _regression(rng, d["n"], d["p"], d["signal"], 0.0)
+        times = rng.exponential(size=d["n"]) * np.exp(-(X - X.mean(0)) @ beta)
+        if d["round_to"] is not None:
+            times = np.ceil(times / d["round_to"]) * d["round_to"]
+        censor = rng.exponential(d["censoring"], size=d["n"])
+        return X, np.minimum(times, censor), (times <= censor).astype(float)
     if d["kind"] == "means":
         mu = np.zeros(d["n"])
         mu[:d["n_signal"]] = d["size"] * rng.choice([-1.0, 1.0], d["n_signal"]) * rng.uniform(0.5, 1.5, d["n_signal"])
@@ -189,6 +211,14 @@ def _data(case: Case):
 
 
 def _run(case: Case):
+    if case.data["kind"] == "cox":
+        from statsmodels.duration.hazard_regression import PHReg
+
+        X, times, status = _data(case)
+        kw = dict(case.kwargs)
+        score0 = PHReg(times, X, status=status, ties="breslow").score(np.zeros(X.shape[1]))
+        kw["lam"] = kw.pop("frac") * float(np.max(np.abs(score0)))
+        return compare_with_r(case.function, X, times, status=status, **kw)
     X, y = _data(case)
     kw = dict(case.kwargs)
     if case.function == "fixedLassoInf":
