@@ -18,6 +18,10 @@ for the number of timed runs). For each conditional function
   glmnet + ``fixedLassoInf(type = "full")``, its debiasing matrix in C), and the same at a
   small size, n = 25, p = 40, where the debiasing coordinate descent runs to its iteration
   limits (the package repeats R's C loop operation by operation, in Python),
+* the Cox lasso (``family="cox"``), n = 1000, p = 50, 30% censored: solve at lambda + one-step
+  inference (R: glmnet ``family = "cox"`` with ``thresh=1e-14`` refitted with ``exact=TRUE`` +
+  ``fixedLassoInf(family = "cox")``; the package's proximal Newton uses statsmodels' ``PHReg``
+  for the partial likelihood, its score and its information),
 
 it prints the median seconds of the package and, when R, rpy2 and selectiveInference are
 installed, of R on the same data, the runs interleaved (package, R, package, R, ...) so that
@@ -66,17 +70,17 @@ from selective.conditional import (
 
 FULL = dict(n=2000, p=500, steps=20, means_n=10_000, means_k=100, groups_n=500, groups=40, group_size=5,
             group_steps=5, sigma_n=2000, sigma_p=500, wide_n=100, wide_p=200,
-            small_n=25, small_p=40)
+            small_n=25, small_p=40, cox_n=1000, cox_p=50)
 QUICK = dict(n=300, p=60, steps=5, means_n=1000, means_k=20, groups_n=100, groups=10, group_size=3,
              group_steps=3, sigma_n=100, sigma_p=20, wide_n=40, wide_p=80,
-             small_n=25, small_p=40)
+             small_n=25, small_p=40, cox_n=200, cox_p=10)
 
 #: Median seconds of R selectiveInference 1.2.5 (R 4.2.2 from Debian 12, glmnet 4.1-6, reference
 #: BLAS) at the FULL sizes, measured by this script on a busy 2-core machine; shown when R is
 #: not installed.
 R_REFERENCE_SECONDS = {"lasso": 2.06, "fs": 20.0, "lar": 19.4, "manyMeans": 0.081, "groupfs": 2.75,
                        "estimateSigma": 1.19, "lasso_full": 0.198,
-                       "lasso_full_small": 0.044}
+                       "lasso_full_small": 0.044, "lasso_cox": 0.25}
 
 
 # ---------------------------------------------------------------- data
@@ -106,6 +110,20 @@ def _groups(n, g, size, seed=2028):
 
 
 # ---------------------------------------------------------------- the package
+
+
+def _survival(n, p, seed=2031):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    beta = np.zeros(p)
+    beta[:3] = [0.5, -0.4, 0.3]
+    t = rng.exponential(np.exp(-X @ beta))
+    c = rng.exponential(np.mean(t) / 0.3 * 0.7, n)
+    return X, np.minimum(t, c), (t <= c).astype(float)
+
+
+def _package_lasso_cox(X, time, status, lam):
+    return fixed_lasso_inference(X, time, lam, family="cox", status=status)
 
 
 def _package_lasso(X, y, lam):
@@ -289,6 +307,16 @@ list(
     out <- suppressWarnings(fixedLassoInf(x, y, b, lam, sigma = 1, type = "full"))
     proc.time()[["elapsed"]] - t0
   },
+  lasso_cox = function(x, time, status, lam) {
+    t0 <- proc.time()[["elapsed"]]
+    n <- nrow(x)
+    yy <- survival::Surv(time, status)
+    fit <- glmnet::glmnet(x, yy, family = "cox", standardize = FALSE, thresh = 1e-14)
+    b <- as.numeric(coef(fit, x = x, y = yy, s = lam / n, exact = TRUE, family = "cox",
+                         standardize = FALSE, thresh = 1e-14))
+    out <- fixedLassoInf(x, time, b, lam, status = status, family = "cox")
+    proc.time()[["elapsed"]] - t0
+  },
   groupfs = function(x, y, index, steps) {
     t0 <- proc.time()[["elapsed"]]
     out <- groupfsInf(groupfs(x, y, index, maxsteps = steps, verbose = FALSE), verbose = FALSE)
@@ -370,6 +398,8 @@ def _run(args) -> None:
     lam_w = 2.0 * np.sqrt(2 * size["wide_n"] * np.log(size["wide_p"]))
     Xq, yq = _regression(size["small_n"], size["small_p"], seed=2030)
     lam_q = 2.0 * np.sqrt(2 * size["small_n"] * np.log(size["small_p"]))
+    Xc, tc, dc = _survival(size["cox_n"], size["cox_p"])
+    lam_c = 2.0 * np.sqrt(0.7 * size["cox_n"] * np.log(size["cox_p"]))  # ~ 2 null sd of a score
     # warm up: imports and first-call costs are not part of the timing
     _package_lasso(X[:100, :20], y[:100], 20.0)
     _package_fs(X[:100, :20], y[:100], 2)
@@ -382,6 +412,7 @@ def _run(args) -> None:
         lamr, kr, mkr, gkr = (to_r(v) for v in (float(lam), int(k), int(size["means_k"]), int(size["group_steps"])))
         xsr, ysr, xwr, ywr, lamwr = (to_r(v) for v in (Xs, ys, Xw, yw, float(lam_w)))
         xqr, yqr, lamqr = (to_r(v) for v in (Xq, yq, float(lam_q)))
+        xcr, tcr, dcr, lamcr = (to_r(v) for v in (Xc, tc, dc, float(lam_c)))
     cases = [
         ("lasso", f"fixed-lambda lasso + inference, n={n} p={p} ({len(active)} selected)",
          lambda: _package_lasso(X, y, lam),
@@ -416,6 +447,10 @@ def _run(args) -> None:
         ("lasso_full_small", f"lasso type='full', p > n (debiased), n={Xq.shape[0]} p={Xq.shape[1]}",
          lambda: _package_lasso_full(Xq, yq, lam_q),
          (lambda: r_funcs["lasso_full"](xqr, yqr, lamqr)) if to_r else None,
+         None),
+        ("lasso_cox", f"Cox lasso + one-step inference, n={Xc.shape[0]} p={Xc.shape[1]}",
+         lambda: _package_lasso_cox(Xc, tc, dc, lam_c),
+         (lambda: r_funcs["lasso_cox"](xcr, tcr, dcr, lamcr)) if to_r else None,
          None),
     ]
     threads = "no limit" if args.blas_threads <= 0 else args.blas_threads

@@ -12,9 +12,10 @@ asymptotically :math:`N(\beta_E^*, I_E^{-1})`, and the selection of the signs is
 are those of the truncated normal law of :math:`s_j\bar\beta_j` on that polyhedron: an
 asymptotic approximation, without a finite-sample guarantee (docs/THEORY.md 3.11).
 
-The partial likelihood, its score and its information are statsmodels' ``PHReg``; this module
-only optimises and conditions. Reached through :func:`selective.conditional.fixed_lasso_inference`
-and :func:`selective.conditional.solve_lasso` with ``family="cox"``.
+The partial likelihood, its score and its information come from ``_partial_likelihood`` (the
+quantities of statsmodels' ``PHReg``, vectorised; the tests check them against ``PHReg``).
+Reached through :func:`selective.conditional.fixed_lasso_inference` and
+:func:`selective.conditional.solve_lasso` with ``family="cox"``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 
 from ._checks import check_choice, check_vector
 from ._inference import infer_contrasts
+from ._partial_likelihood import CoxPartialLikelihood
 from .lasso import KKTError, LassoFit, _empty, _naive_pvalues
 from .results import SelectiveInferenceResult, _ro
 
@@ -51,9 +53,7 @@ def check_survival(time, status, n: int, ties: str):
 
 
 def _model(time, X, status, ties):
-    from statsmodels.duration.hazard_regression import PHReg
-
-    return PHReg(time, X, status=status, ties=ties)
+    return CoxPartialLikelihood(time, X, status, ties)
 
 
 def _objective(model, b, lam):
@@ -153,7 +153,7 @@ def solve_cox_lasso(X, time, status, lam, *, ties="breslow", tol=1e-10, max_oute
     r"""The Cox lasso :math:`\min_b -\ell(b) + \lambda\|b\|_1` by proximal Newton on a working set.
 
     The working set starts with the columns whose score at 0 exceeds ``lam``; the problem on it
-    is solved by proximal Newton (exact information from statsmodels' ``PHReg``, coordinate
+    is solved by proximal Newton (exact information of the partial likelihood, coordinate
     descent on the quadratic model, backtracking on the objective), columns that violate the
     KKT conditions are added, and the loop repeats until the KKT gaps over all columns are
     below ``tol``. glmnet's ``family = "cox"`` (Breslow ties) minimises
@@ -176,7 +176,7 @@ def solve_cox_lasso(X, time, status, lam, *, ties="breslow", tol=1e-10, max_oute
             break
     beta = _polish(full, beta, lam, tol)
     dev, ina = _kkt_gaps(full.score(beta), beta, lam)
-    return LassoFit(beta, 0.0, f"proximal Newton on a working set (statsmodels PHReg, ties={ties})",
+    return LassoFit(beta, 0.0, f"proximal Newton on a working set (ties={ties})",
                     dev, ina)
 
 
