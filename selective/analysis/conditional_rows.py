@@ -1,5 +1,11 @@
 r"""The conditional column of the report: inference on winners after a top-k screen.
 
+After a :class:`~selective.selectors.NoisyTopK` screen (the exponential mechanism) over the same
+scores, the column is the randomized conditional p-value and interval instead:
+:func:`selective.conditional.randomized_inference` with the mechanism's Gumbel law
+(docs/THEORY.md 3.12), under the same scope rules and the same trust rule (with the selection's
+probability in place of the truncation interval's mass).
+
 A test run with ``Analysis.test(spec, conditional_on=selection)`` gets, beside the ledger's
 corrected columns, a p-value and interval *conditional on the selection*: the candidate was
 one of the top k of a :class:`~selective.selectors.TopK` screen whose scores are normal
@@ -49,7 +55,7 @@ from ..hypotheses.means import OneSampleTTest, OneSampleZTest, TwoSampleTTest, T
 from ..selectors.base import declared_columns
 from ..selectors.scores import CandidateScores, TwoGroupScores
 from ..selectors.streaming import is_dask_frame
-from ..selectors.topk import TopK
+from ..selectors.topk import NoisyTopK, TopK
 from .report import CONDITIONAL_COLUMNS
 from .sources import CollectTooLargeError, collect_columns
 
@@ -96,10 +102,10 @@ def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -
         raise ValueError("`conditional_on` must be a selection returned by this analysis' select(); got "
                          f"{selection!r}.")
     selector = selectors[step]
-    if not isinstance(selector, TopK):
+    if not isinstance(selector, (TopK, NoisyTopK)):
         made = "Analysis.record" if selector is None else type(selector).__name__
-        raise TypeError(f"`conditional_on` must be the selection of a TopK step; step {step + 1} was made by "
-                        f"{made}.")
+        raise TypeError(f"`conditional_on` must be the selection of a TopK or NoisyTopK step; step {step + 1} was "
+                        f"made by {made}.")
     problem = _supported(selector.score)
     if problem:
         raise TypeError(f"`conditional_on`: {problem}.")
@@ -226,6 +232,8 @@ def _scope_reason(link: WinnersLink, *, n_steps: int, void: bool, units: Any) ->
 
 
 def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache: dict) -> str:
+    if isinstance(link.selector, NoisyTopK):
+        return _fill_randomized(cell, link, data, alpha, cache)
     score = link.selector.score
     key = (id(link.selection), link.candidate, link.value, link.alternative)
     if id(link.selection) not in cache:
@@ -268,5 +276,69 @@ def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache
         return what
     shown = "interval" if cell["pvalue_conditional"] == cell["pvalue_conditional"] else "p-value and interval"
     return (f"{what}; conditional {shown} withheld: the selection event has null probability "
+            f"{math.exp(log_level) / alpha:.2g}, so a test at {alpha:g} uses the normal tail at "
+            f"{math.exp(log_level):.2g}, below {u0:.2g} where the z-test is trusted")
+
+
+def _stats(link: WinnersLink, data: pd.DataFrame, cache: dict):
+    score = link.selector.score
+    if id(link.selection) not in cache:
+        cache[id(link.selection)] = _two_group(score, data) if isinstance(score, TwoGroupScores) else \
+            _one_sample(score, data)
+    return cache[id(link.selection)]
+
+
+def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache: dict) -> str:
+    """The column after a NoisyTopK screen: the law of the winner's statistic given the noisy
+    top-k selection (exponential mechanism = Gumbel top-k), docs/THEORY.md 3.12."""
+    from ..conditional.randomized import NoisyTopKEvent, randomized_inference
+    from ..mechanisms.exponential import report_noisy_topk_gumbel_scale
+
+    sel, score = link.selector, link.selector.score
+    stats = _stats(link, data, cache)
+    if stats is None:
+        return "conditional withheld: a group has fewer than 2 rows"
+    est, cov, scale = stats
+    labels = list(sel.candidates)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = est / scale
+        sigma = cov / np.outer(scale, scale)
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(sigma)) and np.all(np.diag(sigma) > 0)):
+        return "conditional withheld: a candidate's statistic or variance is not finite or is zero"
+    seen = np.abs(x) if score.absolute else x
+    raw = score(data) if isinstance(data, pd.DataFrame) else seen
+    used = np.asarray(raw.reindex(labels) if isinstance(raw, pd.Series) else raw, dtype=float)
+    if not np.allclose(used, seen, rtol=1e-9, atol=1e-12):
+        return "conditional withheld: the recomputed statistics are not the scores the screen used"
+    k = sel.k
+    b = report_noisy_topk_gumbel_scale(k, epsilon=sel.epsilon, sensitivity=sel.sensitivity)
+    chosen = tuple(labels.index(c) for c in link.selection.value)
+    j = labels.index(link.candidate)
+    nulls = np.zeros(len(labels))
+    nulls[j] = link.value / scale[j]
+    key = ("randomized", id(link.selection), link.candidate, link.value, link.alternative)
+    if key not in cache:
+        try:
+            cache[key] = randomized_inference(pd.Series(x, index=labels), sigma, NoisyTopKEvent(chosen, "gumbel", b),
+                                              targets=[j], null_value=nulls, alpha=alpha,
+                                              alternative=link.alternative, absolute=bool(score.absolute))
+        except ValueError as exc:
+            cache[key] = str(exc)
+    res = cache[key]
+    if isinstance(res, str):
+        return f"conditional withheld: {res}"
+    u0 = _z_trusted(link, data)
+    log_level = math.log(alpha) + float(res.log_selection_probability[0])
+    level_ok = u0 <= 0 or log_level >= math.log(u0)
+    what = (f"conditional: given the noisy top-{k} selection of step {link.step + 1} (randomized selective "
+            f"inference, the exponential mechanism's Gumbel law at scale {b:.4g}; Tian and Taylor 2018), assumes "
+            "the candidates' statistics jointly normal with the estimated covariance")
+    if level_ok or res.pvalue_naive[0] >= u0:
+        cell["pvalue_conditional"] = float(res.pvalue[0])
+    if level_ok:
+        cell["ci_conditional_low"], cell["ci_conditional_high"] = (float(v) * scale[j] for v in res.ci[0])
+        return what
+    shown = "interval" if cell["pvalue_conditional"] == cell["pvalue_conditional"] else "p-value and interval"
+    return (f"{what}; conditional {shown} withheld: the selection has null probability "
             f"{math.exp(log_level) / alpha:.2g}, so a test at {alpha:g} uses the normal tail at "
             f"{math.exp(log_level):.2g}, below {u0:.2g} where the z-test is trusted")

@@ -23,6 +23,13 @@ from .polyhedral import (
     truncated_normal_pvalue,
     truncation_limits,
 )
+from .randomized import (
+    NoisyTopKEvent,
+    RandomizedInferenceResult,
+    SparseVectorEvent,
+    ThresholdEvent,
+    randomized_inference,
+)
 from .results import GroupInferenceResult, ManyMeansResult, SelectiveInferenceResult
 from .sigma_estimate import SigmaEstimate, estimate_sigma
 from .stepwise import StepwisePath, forward_stepwise, least_angle_regression
@@ -44,6 +51,8 @@ __all__ = [
     "SelectiveInferenceResult", "ManyMeansResult", "GroupInferenceResult",
     # noise level by cross-validated lasso (R's estimateSigma)
     "estimate_sigma", "SigmaEstimate",
+    # after a randomized (DP) selection (Tian and Taylor 2018)
+    "randomized_inference", "RandomizedInferenceResult", "NoisyTopKEvent", "ThresholdEvent", "SparseVectorEvent",
     # inference on winners (Andrews, Kitagawa and McCloskey 2024)
     "winners_inference", "WinnersResult",
     # R bridge

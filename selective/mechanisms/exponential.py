@@ -39,6 +39,7 @@ __all__ = [
     "report_noisy_max",
     "report_noisy_topk",
     "report_noisy_topk_certificate",
+    "report_noisy_topk_gumbel_scale",
     "OneshotLaplaceTopK",
     "oneshot_laplace_topk_scale",
 ]
@@ -338,6 +339,30 @@ def report_noisy_topk(scores: Any, k: int, *, epsilon: float, sensitivity: float
         chosen[j] = remaining[i]
         remaining = np.delete(remaining, i)
     return chosen
+
+
+def report_noisy_topk_gumbel_scale(k: int, *, epsilon: float, sensitivity: float) -> float:
+    r"""The Gumbel scale :math:`b` whose one-shot top-k has the law of :func:`report_noisy_topk`.
+
+    Each exact round draws candidate r with probability proportional to :math:`\exp(-c M_r)`,
+    with :math:`M_r` the utility rounded to the grid step g and c the dyadic coefficient of
+    :func:`_exact_numerators` (ε/k rounded down to 30 significant bits, the grid sensitivity
+    with its slack), i.e. an exponential mechanism :math:`\propto e^{u_r/b}` with
+    :math:`b = g/c`, slightly above the nominal :math:`2\Delta k/\varepsilon` (relative
+    :math:`3\cdot2^{-20}`). Peeling with it equals Gumbel top-k at scale b (Durfee and Rogers
+    2019, Theorem 1). The rounding of the utilities to the grid (at most g/2, with
+    :math:`g\le\Delta 2^{-20}`) is not part of b: randomized selective inference treats it as
+    negligible.
+    """
+    kk = check_int("k", k, low=1)
+    e = check_positive("epsilon", epsilon) / kk
+    d = check_positive("sensitivity", sensitivity)
+    g = math.ldexp(1.0, math.frexp(d)[1] - 1 - _UTILITY_GRID_BITS)
+    bits = max(0, _EPS_BITS - math.frexp(e)[1])
+    eps_num = math.floor(Fraction(e) * 2**bits)
+    d_grid = math.floor(Fraction(d) / Fraction(g)) + 1 + _grid.FLOAT_SLACK_STEPS
+    c = Fraction(eps_num, 2**bits) / (2 * d_grid)
+    return float(Fraction(g) / c)
 
 
 def report_noisy_max_certificate(*, epsilon: float, noise: str = "gumbel") -> PureDP:

@@ -184,8 +184,9 @@ def test_conditional_on_errors_name_the_argument():
         warnings.simplefilter("ignore")
         noisy = a.select(NoisyTopK(k=1, epsilon=1.0, sensitivity=0.1, score=lambda d: d[COLS[:5]].mean().abs(),
                                    candidates=tuple(COLS[:5])))
-    with pytest.raises(TypeError, match="`conditional_on` must be the selection of a TopK step"):
+    with pytest.raises(TypeError, match="the screen's score is function; inference on winners needs"):
         a.test(OneSampleZTest(column=noisy.value[0]), conditional_on=noisy)
+
     b = Analysis(frame, rng=1)
     corr = b.select(TopK(k=1, score=CandidateScores(COLS[1:], kind="corr", target="x0"), candidates=COLS[1:]))
     with pytest.raises(TypeError, match="kind 'mean' or 't'"):
@@ -211,3 +212,68 @@ def test_dask_data_give_the_same_conditional_column_or_say_why_not():
     small = table(dd.from_pandas(frame, npartitions=3), max_collect_bytes=60_000)
     assert small.pvalue_conditional.isna().all()
     assert "not collected from the Dask data" in small.note.iloc[0]
+
+
+# ---------------------------------------------------------------- after a NoisyTopK screen
+
+
+def _noisy_screen(epsilon, k=1, sensitivity=1.0, cols=COLS):
+    return NoisyTopK(k=k, epsilon=epsilon, sensitivity=sensitivity,
+                     score=TwoGroupScores(cols, "arm", LEVELS), candidates=cols)
+
+
+def test_noisy_screen_gets_the_randomized_conditional_column():
+    from selective.conditional.randomized import NoisyTopKEvent, randomized_inference
+    from selective.mechanisms.exponential import report_noisy_topk_gumbel_scale
+
+    rng = np.random.default_rng(31)
+    frame = _two_group_frame(rng, n=200, effect=0.6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Analysis(frame, rng=2)
+        sel = a.select(_noisy_screen(0.5, k=2))
+    for c in sel.value:
+        a.test(_welch(c), conditional_on=sel)
+    f = a.report().frame
+    assert "randomized selective inference" in f.note.iloc[0]
+    # the same numbers from the function, with the Welch statistics and their covariance
+    g = frame.arm.to_numpy()
+    xa, xb = frame.loc[g == "a", COLS].to_numpy(), frame.loc[g == "b", COLS].to_numpy()
+    cov = np.cov(xa, rowvar=False) / len(xa) + np.cov(xb, rowvar=False) / len(xb)
+    se = np.sqrt(np.diag(cov))
+    t = (xa.mean(0) - xb.mean(0)) / se
+    b = report_noisy_topk_gumbel_scale(2, epsilon=0.5, sensitivity=1.0)
+    chosen = tuple(COLS.index(c) for c in sel.value)
+    for r, c in enumerate(sel.value):
+        ref = randomized_inference(t, cov / np.outer(se, se), NoisyTopKEvent(chosen, "gumbel", b),
+                                   targets=[COLS.index(c)], absolute=True)
+        if not math.isnan(f.pvalue_conditional.iloc[r]):
+            assert f.pvalue_conditional.iloc[r] == pytest.approx(ref.pvalue[0], rel=1e-9)
+        if not math.isnan(f.ci_conditional_low.iloc[r]):
+            assert f.ci_conditional_low.iloc[r] == pytest.approx(ref.ci[0, 0] * se[COLS.index(c)], rel=1e-7)
+    assert f.pvalue_conditional.notna().any()
+
+
+def test_noisy_screen_null_winner_holds_its_level():
+    # 300 null replications of a NoisyTopK(k=1) screen by |Welch t| among 10 correlated outcomes
+    # (epsilon 1, declared sensitivity 1: Gumbel scale 2); the naive p-value of the winner rejects
+    # far above 0.05. The conditional column (withheld counts as no rejection) must hold 0.05
+    # and 0.01: a correct implementation fails with probability below 1e-6 per level.
+    rng = np.random.default_rng(20261127)
+    cols = COLS[:10]
+    pc, naive = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(300):
+            frame = _two_group_frame(rng, n=80)
+            a = Analysis(frame, rng=rng)
+            sel = a.select(_noisy_screen(1.0, cols=cols))
+            a.test(_welch(sel.value[0]), conditional_on=sel)
+            f = a.report().frame
+            pc.append(f.pvalue_conditional.iloc[0])
+            naive.append(f.pvalue_naive.iloc[0])
+    pc = np.array(pc)
+    assert np.mean(np.array(naive) <= 0.05) > 0.1
+    assert np.mean(np.isnan(pc)) < 0.5
+    for level in (0.05, 0.01):
+        assert_rate_at_most(int(np.sum(pc <= level)), len(pc), level)

@@ -1,0 +1,296 @@
+"""The selections of :mod:`selective.conditional.randomized`: noise laws and the probability of
+each selection given the noiseless scores (the formulas are in that module and docs/THEORY.md
+3.12)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from ._checks import check_choice
+
+NOISES = ("laplace", "gaussian", "gumbel")
+_LOG_HALF = math.log(0.5)
+_LAGUERRE = np.polynomial.laguerre.laggauss(96)
+_GL8 = np.polynomial.legendre.leggauss(8)
+
+
+# ---------------------------------------------------------------- noise laws
+
+
+def _check_noise(noise: str, scale: Any) -> tuple[str, float]:
+    noise = check_choice("noise", noise, NOISES)
+    try:
+        s = float(scale)
+    except (TypeError, ValueError):
+        raise TypeError(f"`scale` must be a positive number; got {scale!r}.") from None
+    if not (s > 0 and math.isfinite(s)):
+        raise ValueError(f"`scale` must be a positive finite number; got {scale!r}.")
+    return noise, s
+
+
+def _logcdf(noise: str, scale: float, x: np.ndarray) -> np.ndarray:
+    """log P(W <= x) for the centred noise W."""
+    z = np.asarray(x, dtype=float) / scale
+    if noise == "gaussian":
+        return special.log_ndtr(z)
+    if noise == "gumbel":
+        return -np.exp(-z)
+    with np.errstate(over="ignore"):
+        return np.where(z < 0, _LOG_HALF + np.minimum(z, 0.0), np.log1p(-0.5 * np.exp(-np.abs(z))))
+
+
+def _logsf(noise: str, scale: float, x: np.ndarray) -> np.ndarray:
+    """log P(W > x)."""
+    z = np.asarray(x, dtype=float) / scale
+    if noise == "gaussian":
+        return special.log_ndtr(-z)
+    if noise == "gumbel":
+        with np.errstate(over="ignore"):
+            e = np.exp(-z)
+        return np.log(-np.expm1(-e))
+    with np.errstate(over="ignore"):
+        return np.where(z > 0, _LOG_HALF - np.maximum(z, 0.0), np.log1p(-0.5 * np.exp(-np.abs(z))))
+
+
+def _logpdf(noise: str, scale: float, x: np.ndarray) -> np.ndarray:
+    z = np.asarray(x, dtype=float) / scale
+    if noise == "gaussian":
+        return -0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(scale)
+    if noise == "gumbel":
+        with np.errstate(over="ignore"):
+            return -z - np.exp(-z) - math.log(scale)
+    return -np.abs(z) - math.log(2 * scale)
+
+
+def _indices(name: str, value: Any) -> tuple[int, ...]:
+    try:
+        out = tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a sequence of candidate positions (integers); got {value!r}.") from None
+    if len(set(out)) != len(out) or any(v < 0 for v in out):
+        raise ValueError(f"`{name}` must hold distinct non-negative positions; got {value!r}.")
+    return out
+
+
+# ---------------------------------------------------------------- events
+
+
+@dataclass(frozen=True)
+class NoisyTopKEvent:
+    """The candidates at positions ``selected`` had the ``len(selected)`` largest noisy scores
+    (order not observed), with independent ``noise`` of ``scale`` added to every score.
+
+    ``noise="gumbel"`` with scale :math:`2\\Delta k/\\varepsilon` is the exponential mechanism run
+    k times (peeling), as :class:`~selective.selectors.NoisyTopK` (Durfee and Rogers 2019);
+    ``"laplace"`` is report noisy max with Laplace noise (top-k: one shot), ``"gaussian"`` its
+    Gaussian version."""
+
+    selected: tuple
+    noise: str = "gumbel"
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "selected", _indices("selected", self.selected))
+        if not self.selected:
+            raise ValueError("`selected` must name at least one candidate; got an empty selection.")
+        noise, scale = _check_noise(self.noise, self.scale)
+        object.__setattr__(self, "noise", noise)
+        object.__setattr__(self, "scale", scale)
+        if noise != "gumbel" and len(self.selected) > 1:
+            raise ValueError(f"`noise`={noise!r} supports one selected candidate (report noisy max); got "
+                             f"{len(self.selected)} selected. Top-k with k > 1 is supported for noise='gumbel' (the "
+                             "exponential mechanism, as NoisyTopK).")
+
+    @property
+    def noise_scale(self) -> float:
+        return self.scale
+
+    def check(self, m: int) -> None:
+        if max(self.selected) >= m or len(self.selected) >= m:
+            raise ValueError(f"`selected` {self.selected!r} must be fewer than the {m} candidates and index them.")
+
+    def log_prob(self, s: np.ndarray) -> np.ndarray:
+        """log P(event | noiseless scores ``s``), one value per row of ``s`` (G, m)."""
+        S = np.asarray(self.selected)
+        rest = np.ones(s.shape[1], bool)
+        rest[S] = False
+        b = self.scale
+        if self.noise == "gumbel":
+            # P = int_0^inf e^{-t} prod_{j in S} (1 - exp(-t r_j)) dt, r_j = e^{s_j/b} / sum_rest e^{s_i/b}
+            log_w_rest = special.logsumexp(s[:, rest] / b, axis=1)
+            log_r = s[:, S] / b - log_w_rest[:, None]                          # (G, k)
+            return _gumbel_set_log_prob(log_r)
+        # report noisy max: P = int f(w) prod_{j != k} F(s_k + w - s_j) dw
+        sk, other = s[:, S[0]], s[:, rest]
+
+        def log_f(w):
+            out = _logpdf(self.noise, b, w)
+            for j in range(other.shape[1]):
+                out = out + _logcdf(self.noise, b, (sk - other[:, j])[:, None, None] + w)
+            return out
+        return _panel_log_integral(log_f, np.column_stack([np.zeros(sk.size), other - sk[:, None]]), b)
+
+
+def _gumbel_set_log_prob(log_r: np.ndarray) -> np.ndarray:
+    r"""log P(k Gumbel-noised candidates beat all others), r_j = e^{s_j/b} / sum_rest e^{s_i/b}.
+
+    :math:`P=\int_0^\infty e^{-t}\prod_j(1-e^{-tr_j})\,dt` (the largest other noisy score is
+    Gumbel with location :math:`b\log\sum_{rest}e^{s_i/b}`). k = 1: :math:`r/(1+r)`. Otherwise
+    inclusion-exclusion, :math:`P=\sum_{A\subseteq S}(-1)^{|A|}/(1+\sum_{j\in A}r_j)`, where
+    it is at least 1e-3 (then at most 2^k 1e-16 / 1e-3 relative error for k <= 12), and
+    96-point Gauss-Laguerre quadrature of the integral where P is smaller (the r_j are then
+    small and the integrand smooth)."""
+    G, k = log_r.shape
+    if k == 1:
+        return log_r[:, 0] - np.logaddexp(0.0, log_r[:, 0])
+    t, w = _LAGUERRE
+    with np.errstate(over="ignore"):
+        x = np.exp(log_r[:, None, :] + np.log(t)[None, :, None])                # (G, nodes, k)
+    terms = np.sum(np.log(-np.expm1(-x)), axis=2)                               # (G, nodes)
+    out = special.logsumexp(terms + np.log(w)[None, :], axis=1)
+    if k <= 12:
+        masks = (np.arange(1 << k)[:, None] >> np.arange(k)[None, :]) & 1     # (2^k, k)
+        sign = np.where(masks.sum(axis=1) % 2 == 0, 1.0, -1.0)
+        with np.errstate(divide="ignore"):
+            log_masks = np.where(masks[None, :, :] == 1, log_r[:, None, :], -np.inf)  # (G, 2^k, k)
+        log_RA = special.logsumexp(log_masks, axis=2)                           # (G, 2^k); -inf for A empty
+        ie = np.sum(sign[None, :] * np.exp(-np.logaddexp(0.0, log_RA)), axis=1)
+        use = ie >= 1e-3
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.where(use, np.log(np.where(use, ie, 1.0)), out)
+    return out
+
+
+def _panel_log_integral(log_f, kinks: np.ndarray, scale: float) -> np.ndarray:
+    """log of the integral over w of exp(log_f(w)) for each row, by 8-point Gauss-Legendre on
+    panels that end at every kink of the integrand (row-wise ``kinks`` (G, q)) and at least every
+    4 ``scale`` over [-40 scale, 40 scale] (the integrand carries a density of that scale, so the
+    mass outside is below e^-40 of its peak). ``log_f`` maps nodes (G, P, 8) to log values."""
+    G = kinks.shape[0]
+    base = np.arange(-10, 11) * (4.0 * scale)
+    bp = np.sort(np.concatenate([np.broadcast_to(base, (G, base.size)),
+                                 np.clip(kinks, base[0], base[-1])], axis=1), axis=1)
+    lo, hi = bp[:, :-1], bp[:, 1:]
+    x, w = _GL8
+    half = 0.5 * (hi - lo)
+    nodes = (0.5 * (hi + lo))[..., None] + half[..., None] * x
+    with np.errstate(divide="ignore"):
+        log_w = np.log(half[..., None] * w)
+    vals = log_f(nodes) + log_w
+    return special.logsumexp(vals.reshape(G, -1), axis=1)
+
+
+@dataclass(frozen=True)
+class ThresholdEvent:
+    """Each candidate was reported exactly when its score plus independent ``noise`` of ``scale``
+    exceeded ``threshold``; ``selected`` are the positions reported (the others were not).
+    With ``above=False``, reported when below the threshold instead."""
+
+    selected: tuple
+    threshold: float
+    noise: str = "laplace"
+    scale: float = 1.0
+    above: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "selected", _indices("selected", self.selected))
+        noise, scale = _check_noise(self.noise, self.scale)
+        object.__setattr__(self, "noise", noise)
+        object.__setattr__(self, "scale", scale)
+        t = float(self.threshold)
+        if not math.isfinite(t):
+            raise ValueError(f"`threshold` must be finite; got {self.threshold!r}.")
+        object.__setattr__(self, "threshold", t)
+        if not isinstance(self.above, (bool, np.bool_)):
+            raise TypeError(f"`above` must be True or False; got {self.above!r}.")
+
+    @property
+    def noise_scale(self) -> float:
+        return self.scale
+
+    def check(self, m: int) -> None:
+        if self.selected and max(self.selected) >= m:
+            raise ValueError(f"`selected` {self.selected!r} must index the {m} candidates.")
+
+    def log_prob(self, s: np.ndarray) -> np.ndarray:
+        sel = np.zeros(s.shape[1], bool)
+        sel[list(self.selected)] = True
+        d = (self.threshold - s) if self.above else (s - self.threshold)
+        # reported: W > t - s (above) or -W > s - t; by symmetry both are sf of d for symmetric noise
+        if self.noise == "gumbel" and not self.above:
+            rep, nrep = _logcdf(self.noise, self.scale, -d), _logsf(self.noise, self.scale, -d)
+        else:
+            rep, nrep = _logsf(self.noise, self.scale, d), _logcdf(self.noise, self.scale, d)
+        return np.sum(np.where(sel[None, :], rep, nrep), axis=1)
+
+
+@dataclass(frozen=True)
+class SparseVectorEvent:
+    """Sparse / AboveThreshold (Dwork and Roth 2014, Algorithms 1 and 2) with Laplace noise: the
+    queries at positions ``asked`` (in the order asked) got the answers ``above`` (True: the
+    noisy score reached the noisy threshold, ``score + nu >= threshold + rho``), the threshold
+    noise ``rho ~ Lap(threshold_scale)`` drawn afresh after every True, query noise
+    ``nu ~ Lap(query_scale)`` per query. Candidates not asked play no part."""
+
+    asked: tuple
+    above: tuple
+    threshold: float
+    threshold_scale: float
+    query_scale: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "asked", _indices("asked", self.asked))
+        ans = tuple(bool(a) for a in self.above)
+        if len(ans) != len(self.asked) or not ans:
+            raise ValueError(f"`above` must give one answer per asked query ({len(self.asked)}); got {self.above!r}.")
+        object.__setattr__(self, "above", ans)
+        for name in ("threshold_scale", "query_scale"):
+            _check_noise("laplace", getattr(self, name))
+        t = float(self.threshold)
+        if not math.isfinite(t):
+            raise ValueError(f"`threshold` must be finite; got {self.threshold!r}.")
+        object.__setattr__(self, "threshold", t)
+
+    @property
+    def selected(self) -> tuple:
+        return tuple(q for q, a in zip(self.asked, self.above, strict=True) if a)
+
+    @property
+    def noise_scale(self) -> float:
+        return min(self.threshold_scale, self.query_scale)
+
+    def check(self, m: int) -> None:
+        if max(self.asked) >= m:
+            raise ValueError(f"`asked` {self.asked!r} must index the {m} candidates.")
+
+    def log_prob(self, s: np.ndarray) -> np.ndarray:
+        total = np.zeros(s.shape[0])
+        seg: list[int] = []
+        for q, a in zip(self.asked, self.above, strict=True):
+            seg.append(q)
+            if a:
+                total += self._segment(s, seg, True)
+                seg = []
+        if seg:
+            total += self._segment(s, seg, False)
+        return total
+
+    def _segment(self, s, queries, ends_above):
+        """log int p(r) prod_{below} P(nu < t + r - s_q) [P(nu >= t + r - s_last)] dr."""
+        b1, b2, t = self.threshold_scale, self.query_scale, self.threshold
+        below = queries[:-1] if ends_above else queries
+
+        def log_f(r):
+            out = _logpdf("laplace", b1, r)
+            for q in below:
+                out = out + _logcdf("laplace", b2, (t - s[:, q])[:, None, None] + r)
+            if ends_above:
+                out = out + _logsf("laplace", b2, (t - s[:, queries[-1]])[:, None, None] + r)
+            return out
+        kinks = np.column_stack([np.zeros(s.shape[0])] + [s[:, q] - t for q in queries])
+        return _panel_log_integral(log_f, kinks, b1)
