@@ -461,13 +461,10 @@ class Analysis:
         ----------
         spec : test spec
         conditional_on : Selection, optional
-            A selection of this analysis from a :class:`~selective.selectors.TopK` screen among
-            whose winners is the column ``spec`` tests: the report then adds the p-value and
-            interval conditional on the screen's ranking (inference on winners, docs/THEORY.md
-            3.9); after a :class:`~selective.selectors.NoisyTopK` screen, conditional on the
-            noisy selection with the mechanism's noise law (docs/THEORY.md 3.12). Shown when
-            the screen is the only step and its statistics' normal tails are trusted
-            (:mod:`selective.analysis.conditional_rows`).
+            A TopK or NoisyTopK selection of this analysis among whose winners is the column
+            ``spec`` tests: the report adds the p-value and interval conditional on it (inference
+            on winners, THEORY.md 3.9; after NoisyTopK with its noise law, 3.12), shown when the
+            screen is the only step and its normal tails are trusted (``conditional_rows``).
 
         On Dask data only the columns the spec names
         (:func:`~selective.analysis.sources.spec_columns`) are collected, once, within
