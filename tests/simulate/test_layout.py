@@ -66,7 +66,8 @@ def test_the_library_keeps_its_order():
                                "trusted_studentised_mean_skewed", "trusted_spearman_small_n",
                                "trusted_poisson_exposure", "unknown_sigma_stepwise", "noisy_topk_thm20_eps0.3",
                                "noisy_topk_thm20_eps2", "trusted_t_mean_skewed", "trusted_student_skewed",
-                               "sharp_topk_winners_fission", "sharp_topk_signal"]
+                               "sharp_topk_winners_fission", "sharp_topk_signal", "sharp_noisy_topk_randomized",
+                               "sharp_noisy_topk_signal"]
     assert scenario_names() == tuple(SCENARIOS)
     assert all(get_scenario(name) is sc for name, sc in SCENARIOS.items())
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from selective.validation.scenarios import SCENARIOS, SharpTopK
+from selective.validation.scenarios import SCENARIOS, SharpNoisyTopK, SharpTopK
 from selective.validation.validate import validate, verdicts
 
 
@@ -41,3 +41,28 @@ def test_release_table_has_a_power_section_for_scenarios_with_effects():
     assert [r.split("|")[1].strip() for r in rows] == ["topk_signal"]  # the null scenario has no power row
     power = res["topk_signal"].rate("pvalue_best", measure="power").rate
     assert f"{power:.3f}" in rows[0] and "(not valid)" in rows[0]  # the naive column is marked
+
+
+def test_noisy_screen_scenario_every_valid_column_holds_under_the_null():
+    # 200 replications of the DP screen (epsilon 0.2, Gumbel scale about 5 sd of a score); a
+    # correct column fails the one-sided exact binomial check at 1e-6 with probability at most
+    # 1e-6 per level.
+    sc = SCENARIOS["sharp_noisy_topk_randomized"]
+    assert isinstance(sc, SharpNoisyTopK) and not sc.effects
+    res = validate([sc], n_reps=200, progress=False, seed=7)[sc.name]
+    table = verdicts({sc.name: res}).set_index("column")
+    valid = table.drop(index="pvalue_naive")
+    assert set(valid.index) >= {"pvalue_randomized", "pvalue_oracle", "pvalue_split", "pvalue_best"}
+    assert (valid["verdict"] == "holds").all(), valid.to_string()
+    withheld = [np.isnan(sc.analyse(np.random.default_rng(i))["pvalue_randomized"][0]) for i in range(10)]
+    assert sum(withheld) <= 2  # the randomized column is withheld at most rarely (trusted normal tails)
+
+
+def test_noisy_screen_signal_variant_tests_a_real_effect():
+    sc = SCENARIOS["sharp_noisy_topk_signal"]
+    assert isinstance(sc, SharpNoisyTopK) and sc.effects and sc.n_per_arm == 1000
+    rep = sc.analyse(np.random.default_rng(3))
+    assert set(rep) == set(sc.columns)
+    assert rep["pvalue_oracle"][1] == 0
+    assert all(0.0 <= p <= 1.0 for c, (p, _) in rep.items() if p == p)
+    assert sc.certificates()[0].epsilon == 0.2 and sc.sensitivity == 2 * 3.0 / 1000

@@ -44,6 +44,7 @@ from .registry import SCENARIOS, get_scenario, scenario_names
 from .regression import ForwardStepwisePath, LassoFixedLambda
 from .selection import Preregistered, TopKNoise
 from .sharp import SharpTopK
+from .sharp_dp import SharpNoisyTopK
 from .sigma import UnknownSigmaStepwise
 from .trusted import (
     PoissonExposure,
@@ -71,6 +72,7 @@ __all__ = [
     "TwoProportionRare",
     "WelchSkewed",
     "SharpTopK",
+    "SharpNoisyTopK",
     "StudentisedMeanSkewed",
     "StudentTMeanSkewed",
     "StudentTwoSampleSkewed",

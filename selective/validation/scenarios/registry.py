@@ -10,6 +10,7 @@ from .holdout import HoldoutReuse
 from .regression import ForwardStepwisePath, LassoFixedLambda
 from .selection import Preregistered, TopKNoise
 from .sharp import SharpTopK
+from .sharp_dp import SharpNoisyTopK
 from .sigma import UnknownSigmaStepwise
 from .trusted import PoissonExposure, SpearmanSmallN, StudentisedMeanSkewed, TwoProportionRare, WelchSkewed
 from .trusted_model import StudentTMeanSkewed, StudentTwoSampleSkewed
@@ -43,6 +44,8 @@ SCENARIOS: dict[str, Scenario] = {
         StudentTwoSampleSkewed(),
         SharpTopK(),
         SharpTopK(name="sharp_topk_signal", n_per_arm=1000, effects=(0.16, 0.16, 0.16)),
+        SharpNoisyTopK(n_per_arm=1000, epsilon=0.2),
+        SharpNoisyTopK(name="sharp_noisy_topk_signal", n_per_arm=1000, epsilon=0.2, effects=(0.16, 0.16, 0.16)),
     )
 }
 """The scenario library, by name, in a fixed order: :func:`selective.validation.validate.validate`

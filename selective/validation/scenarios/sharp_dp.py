@@ -1,0 +1,179 @@
+r"""Randomized selective inference after a DP screen, run through the report.
+
+Design (:class:`SharpNoisyTopK`): ``n_features`` outcomes on two arms of ``n_per_arm`` rows,
+equicorrelated normal (correlation ``rho``, unit variance), the first ``len(effects)`` shifted by
+``effects`` in arm "a", every value clipped to [-``clip``, ``clip``] before the analysis (so the
+difference of arm means has replace-one sensitivity :math:`2c/n_a` with the arms fixed: the DP
+certificate is honest). One selection: :class:`~selective.selectors.NoisyTopK` (k = 1, budget
+``epsilon``) by the absolute difference of arm means; the winner is tested with Welch's t-test
+of its (clipped) column. Columns, each from a whole :class:`~selective.Analysis` and its report:
+
+- ``pvalue_naive`` ... ``pvalue_best``: the report's ledger columns (the DP max-information and
+  mutual-information routes);
+- ``pvalue_randomized``: the report's conditional column (``Analysis.test(...,
+  conditional_on=)``): conditional on the noisy selection with the exponential mechanism's
+  Gumbel law (docs/THEORY.md 3.12; NaN where the report withholds it);
+- ``pvalue_split``: the same noisy screen on half of the rows (per arm), Welch's test of its
+  winner on the other half;
+- ``pvalue_oracle``: Welch's test of feature 0 on all rows with no selection (a reference for
+  power, not available in practice).
+
+Truth: the hypothesis of feature j is null iff j >= len(effects) (clipping keeps equal laws
+equal); each column has the truth of the feature it tested.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ..._validation import check_in_interval, check_int, check_positive
+from ..outcomes import Outcomes
+from ..splitting import split_rows
+from .base import _STANDARD, Scenario
+
+__all__ = ["SharpNoisyTopK"]
+
+_EXTRA = ("pvalue_randomized", "pvalue_oracle")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharpNoisyTopK(Scenario):
+    """Noisy top-1 (exponential mechanism) of clipped normal outcomes by |difference of means|:
+    ledger, randomized conditional inference, splitting, oracle (module docstring).
+
+    Truth: outcome j is null iff j >= ``len(effects)``; with ``effects=()`` (the default) every
+    outcome is null (a global null).
+    """
+
+    name: str = "sharp_noisy_topk_randomized"
+    n_features: int = 30
+    n_per_arm: int = 100
+    rho: float = 0.5
+    clip: float = 3.0
+    epsilon: float = 1.0
+    effects: tuple[float, ...] = ()
+    description: ClassVar[str] = ("noisy top-1 (exponential mechanism) of clipped normal outcomes by |difference "
+                                  "of means|, through the report: ledger, randomized conditional inference, "
+                                  "splitting, oracle")
+    chunk_size: ClassVar[int] = 20
+    column_labels: ClassVar[dict[str, str]] = {
+        "pvalue_randomized": "conditional on the noisy selection (randomized)",
+        "pvalue_oracle": "oracle (feature 0, no selection)",
+    }
+
+    def __post_init__(self) -> None:
+        Scenario.__post_init__(self)
+        check_int("n_features", self.n_features, low=2)
+        check_int("n_per_arm", self.n_per_arm, low=4)
+        check_in_interval("rho", self.rho, low=0.0, high=1.0, closed="left")
+        check_positive("clip", self.clip)
+        check_positive("epsilon", self.epsilon)
+        object.__setattr__(self, "effects", tuple(float(e) for e in self.effects))
+        if len(self.effects) > self.n_features:
+            raise ValueError(f"`effects` must have at most n_features = {self.n_features} entries; "
+                             f"got {len(self.effects)}.")
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _STANDARD + _EXTRA
+
+    @property
+    def naive_is_biased(self) -> bool:  # type: ignore[override]
+        """Under the global null the naive p-value of the winner is biased (less so the larger
+        the noise); with real effects the winner is mostly a real one."""
+        return not self.effects
+
+    @property
+    def truth(self) -> str:
+        k = len(self.effects)
+        if k == 0:
+            return f"Global null: all {self.n_features} outcomes have equal laws in both arms."
+        return (f"Outcomes 0..{k - 1} have real differences {self.effects} (before clipping at +-{self.clip:g}); "
+                f"the other {self.n_features - k} are null.")
+
+    @property
+    def n_rows(self) -> int:
+        return 2 * self.n_per_arm
+
+    @property
+    def n_candidates(self) -> int:
+        return self.n_features
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f"y{j:02d}" for j in range(self.n_features))
+
+    @property
+    def sensitivity(self) -> float:
+        """Replace-one sensitivity of a difference of arm means of values in [-c, c] (arms fixed)."""
+        return 2.0 * self.clip / self.n_per_arm
+
+    def certificates(self) -> tuple[Any, ...]:
+        from ...mechanisms.exponential import report_noisy_topk_certificate
+
+        return (report_noisy_topk_certificate(1, epsilon=self.epsilon),)
+
+    def draw(self, rng: np.random.Generator) -> pd.DataFrame:
+        n, m = self.n_rows, self.n_features
+        x = math.sqrt(self.rho) * rng.standard_normal((n, 1)) + math.sqrt(1 - self.rho) * rng.standard_normal((n, m))
+        if self.effects:
+            x[: self.n_per_arm, : len(self.effects)] += np.asarray(self.effects)
+        frame = pd.DataFrame(np.clip(x, -self.clip, self.clip), columns=list(self.names))
+        frame["arm"] = np.repeat(["a", "b"], self.n_per_arm)
+        return frame
+
+    def _screen(self, n_per_arm: int):
+        from ...selectors.scores import TwoGroupScores
+        from ...selectors.topk import NoisyTopK
+
+        return NoisyTopK(k=1, epsilon=self.epsilon, sensitivity=2.0 * self.clip / n_per_arm,
+                         score=TwoGroupScores(self.names, "arm", ("a", "b"), kind="difference"),
+                         candidates=self.names)
+
+    @staticmethod
+    def _welch(column: str):
+        from ...hypotheses import TwoSampleTTest
+
+        return TwoSampleTTest(column=column, group="arm", levels=("a", "b"), usevar="unequal")
+
+    def analyse(self, rng: np.random.Generator) -> dict[str, tuple[float, int]]:
+        """One replication: for each column, (p-value, index of the feature it tested)."""
+        from ...analysis.facade import Analysis
+
+        frame = self.draw(rng)
+        out: dict[str, tuple[float, int]] = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = Analysis(frame, rng=rng, n_candidates=self.n_features)
+            screen = self._screen(self.n_per_arm)
+            a.preregister(screen)
+            sel = a.select(screen)
+            j = self.names.index(sel.value[0])
+            a.test(self._welch(sel.value[0]), conditional_on=sel)
+            row = a.report().frame.iloc[0]
+            for c in ("pvalue_naive", "pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best"):
+                out[c] = (float(row[c]), j)
+            out["pvalue_randomized"] = (float(row["pvalue_conditional"]), j)
+            parts = split_rows(self.n_rows, fraction=self.split_fraction, rng=rng, stratify=frame["arm"].to_numpy())
+            first, second = frame.iloc[parts.select], frame.iloc[parts.test]
+            half = int(min(np.sum(first["arm"].to_numpy() == "a"), np.sum(first["arm"].to_numpy() == "b")))
+            chosen = self._screen(max(half, 1)).select(first, rng).value[0]
+            out["pvalue_split"] = (float(self._welch(chosen).run(second).pvalue_naive), self.names.index(chosen))
+            out["pvalue_oracle"] = (float(self._welch(self.names[0]).run(frame).pvalue_naive), 0)
+        return out
+
+    def replicate_many(self, rngs):
+        r, k = len(rngs), len(self.effects)
+        p = {c: np.full(r, np.nan) for c in self.columns}
+        null = {c: np.ones(r, dtype=bool) for c in self.columns}
+        for i, g in enumerate(rngs):
+            for c, (value, j) in self.analyse(g).items():
+                p[c][i], null[c][i] = value, j >= k
+        return Outcomes.from_shared({c: v.reshape(r, 1) for c, v in p.items()}, null["pvalue_naive"].reshape(r, 1),
+                                    null_by_column={c: v.reshape(r, 1) for c, v in null.items()})
