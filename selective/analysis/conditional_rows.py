@@ -299,7 +299,13 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
     if stats is None:
         return "conditional withheld: a group has fewer than 2 rows"
     est, cov, scale = stats
+    # the mechanism ranked the selector's candidates, in their declared order: restrict to them
+    score_labels = list(score.columns if isinstance(score, TwoGroupScores) else score.candidates)
     labels = list(sel.candidates)
+    if not set(labels) <= set(score_labels):
+        return "conditional withheld: the screen's candidates are not all columns of its score"
+    idx = [score_labels.index(c) for c in labels]
+    est, cov, scale = est[idx], cov[np.ix_(idx, idx)], scale[idx]
     with np.errstate(divide="ignore", invalid="ignore"):
         x = est / scale
         sigma = cov / np.outer(scale, scale)

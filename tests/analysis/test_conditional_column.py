@@ -277,3 +277,31 @@ def test_noisy_screen_null_winner_holds_its_level():
     assert np.mean(np.isnan(pc)) < 0.5
     for level in (0.05, 0.01):
         assert_rate_at_most(int(np.sum(pc <= level)), len(pc), level)
+
+
+def test_noisy_screen_with_candidates_in_another_order_than_its_score():
+    # the selector declares its candidates in its own order, the score reads its columns in
+    # another: the column must align the statistics with the selector's candidates
+    from selective.conditional.randomized import NoisyTopKEvent, randomized_inference
+    from selective.mechanisms.exponential import report_noisy_topk_gumbel_scale
+
+    rng = np.random.default_rng(41)
+    frame = _two_group_frame(rng, n=400, effect=0.4)
+    cands = [COLS[j] for j in (7, 0, 3, 12, 5)]
+    score = TwoGroupScores(sorted(cands), "arm", LEVELS, kind="difference", absolute=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Analysis(frame, rng=3)
+        sel = a.select(NoisyTopK(k=1, epsilon=2.0, sensitivity=0.05, score=score, candidates=cands))
+    a.test(_welch(sel.value[0]), conditional_on=sel)
+    f = a.report().frame
+    g = frame.arm.to_numpy()
+    xa, xb = frame.loc[g == "a", cands].to_numpy(), frame.loc[g == "b", cands].to_numpy()
+    cov = np.cov(xa, rowvar=False) / len(xa) + np.cov(xb, rowvar=False) / len(xb)
+    d = xa.mean(0) - xb.mean(0)
+    b = report_noisy_topk_gumbel_scale(1, epsilon=2.0, sensitivity=0.05)
+    j = cands.index(sel.value[0])
+    ref = randomized_inference(d, cov, NoisyTopKEvent((j,), "gumbel", b), absolute=True)
+    assert "randomized selective inference" in f.note.iloc[0]
+    assert not math.isnan(f.pvalue_conditional.iloc[0])
+    assert f.pvalue_conditional.iloc[0] == pytest.approx(ref.pvalue[0], rel=1e-9)
