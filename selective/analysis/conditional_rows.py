@@ -1,7 +1,8 @@
 r"""The conditional column of the report: inference on winners after a top-k screen.
 
-After a :class:`~selective.selectors.NoisyTopK` screen (the exponential mechanism) over the same
-scores, the column is the randomized conditional p-value and interval instead:
+After a :class:`~selective.selectors.NoisyTopK` screen (the exponential mechanism) or a
+:class:`~selective.selectors.SparseVectorScreen` over the same scores, the column is the
+randomized conditional p-value and interval instead:
 :func:`selective.conditional.randomized_inference` with the mechanism's Gumbel law
 (docs/THEORY.md 3.12), under the same scope rules and the same trust rule (with the selection's
 probability in place of the truncation interval's mass).
@@ -53,6 +54,7 @@ import scipy.special
 from ..conditional.winners import winners_inference
 from ..hypotheses.means import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest
 from ..selectors.base import declared_columns
+from ..selectors.dp import SparseVectorScreen
 from ..selectors.scores import CandidateScores, TwoGroupScores
 from ..selectors.streaming import is_dask_frame
 from ..selectors.topk import NoisyTopK, TopK
@@ -65,6 +67,7 @@ __all__ = ["CONDITIONAL_COLUMNS", "MAX_CANDIDATES", "WinnersLink", "link_winners
 MAX_CANDIDATES = 4000
 
 _TWO_SAMPLE = (TwoSampleTTest, TwoSampleZTest)
+_SCREENS = (TopK, NoisyTopK, SparseVectorScreen)
 _ONE_SAMPLE = (OneSampleTTest, OneSampleZTest)
 
 
@@ -102,10 +105,10 @@ def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -
         raise ValueError("`conditional_on` must be a selection returned by this analysis' select(); got "
                          f"{selection!r}.")
     selector = selectors[step]
-    if not isinstance(selector, (TopK, NoisyTopK)):
+    if not isinstance(selector, _SCREENS):
         made = "Analysis.record" if selector is None else type(selector).__name__
-        raise TypeError(f"`conditional_on` must be the selection of a TopK or NoisyTopK step; step {step + 1} was "
-                        f"made by {made}.")
+        raise TypeError(f"`conditional_on` must be the selection of a TopK, NoisyTopK or SparseVectorScreen step; "
+                        f"step {step + 1} was made by {made}.")
     problem = _supported(selector.score)
     if problem:
         raise TypeError(f"`conditional_on`: {problem}.")
@@ -232,7 +235,7 @@ def _scope_reason(link: WinnersLink, *, n_steps: int, void: bool, units: Any) ->
 
 
 def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache: dict) -> str:
-    if isinstance(link.selector, NoisyTopK):
+    if isinstance(link.selector, (NoisyTopK, SparseVectorScreen)):
         return _fill_randomized(cell, link, data, alpha, cache)
     score = link.selector.score
     key = (id(link.selection), link.candidate, link.value, link.alternative)
@@ -291,8 +294,7 @@ def _stats(link: WinnersLink, data: pd.DataFrame, cache: dict):
 def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache: dict) -> str:
     """The column after a NoisyTopK screen: the law of the winner's statistic given the noisy
     top-k selection (exponential mechanism = Gumbel top-k), docs/THEORY.md 3.12."""
-    from ..conditional.randomized import NoisyTopKEvent, randomized_inference
-    from ..mechanisms.exponential import report_noisy_topk_gumbel_scale
+    from ..conditional.randomized import randomized_inference
 
     sel, score = link.selector, link.selector.score
     stats = _stats(link, data, cache)
@@ -316,16 +318,14 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
     used = np.asarray(raw.reindex(labels) if isinstance(raw, pd.Series) else raw, dtype=float)
     if not np.allclose(used, seen, rtol=1e-9, atol=1e-12):
         return "conditional withheld: the recomputed statistics are not the scores the screen used"
-    k = sel.k
-    b = report_noisy_topk_gumbel_scale(k, epsilon=sel.epsilon, sensitivity=sel.sensitivity)
-    chosen = tuple(labels.index(c) for c in link.selection.value)
+    event, how = _event(sel, labels, link.selection.value)
     j = labels.index(link.candidate)
     nulls = np.zeros(len(labels))
     nulls[j] = link.value / scale[j]
     key = ("randomized", id(link.selection), link.candidate, link.value, link.alternative)
     if key not in cache:
         try:
-            cache[key] = randomized_inference(pd.Series(x, index=labels), sigma, NoisyTopKEvent(chosen, "gumbel", b),
+            cache[key] = randomized_inference(pd.Series(x, index=labels), sigma, event,
                                               targets=[j], null_value=nulls, alpha=alpha,
                                               alternative=link.alternative, absolute=bool(score.absolute))
         except ValueError as exc:
@@ -336,9 +336,8 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
     u0 = _z_trusted(link, data)
     log_level = math.log(alpha) + float(res.log_selection_probability[0])
     level_ok = u0 <= 0 or log_level >= math.log(u0)
-    what = (f"conditional: given the noisy top-{k} selection of step {link.step + 1} (randomized selective "
-            f"inference, the exponential mechanism's Gumbel law at scale {b:.4g}; Tian and Taylor 2018), assumes "
-            "the candidates' statistics jointly normal with the estimated covariance")
+    what = (f"conditional: given the {how} of step {link.step + 1} (randomized selective inference; Tian and Taylor "
+            "2018), assumes the candidates' statistics jointly normal with the estimated covariance")
     if level_ok or res.pvalue_naive[0] >= u0:
         cell["pvalue_conditional"] = float(res.pvalue[0])
     if level_ok:
@@ -348,3 +347,26 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
     return (f"{what}; conditional {shown} withheld: the selection has null probability "
             f"{math.exp(log_level) / alpha:.2g}, so a test at {alpha:g} uses the normal tail at "
             f"{math.exp(log_level):.2g}, below {u0:.2g} where the z-test is trusted")
+
+
+def _event(sel: Any, labels: list, value: tuple):
+    """The randomized selection a screen made, with the noise law its exact sampler used."""
+    from ..conditional.randomized import NoisyTopKEvent, SparseVectorEvent
+
+    if isinstance(sel, NoisyTopK):
+        from ..mechanisms.exponential import report_noisy_topk_gumbel_scale
+
+        b = report_noisy_topk_gumbel_scale(sel.k, epsilon=sel.epsilon, sensitivity=sel.sensitivity)
+        chosen = tuple(labels.index(c) for c in value)
+        return (NoisyTopKEvent(chosen, "gumbel", b),
+                f"noisy top-{sel.k} selection (the exponential mechanism's Gumbel law at scale {b:.4g})")
+    from ..mechanisms.sparse_vector import sparse_exact_noise_scales
+
+    scales = sparse_exact_noise_scales(epsilon=sel.epsilon, sensitivity=sel.sensitivity, c=sel.max_selected)
+    hits = [labels.index(c) for c in value]            # in the order the queries were asked
+    last = hits[-1] if len(hits) >= sel.max_selected else len(labels) - 1   # halted at the c-th above
+    asked = tuple(range(last + 1))
+    above = tuple(i in set(hits) for i in asked)
+    return (SparseVectorEvent(asked, above, sel.threshold, scales.threshold_scale, scales.query_scale),
+            f"sparse vector screen ({len(asked)} queries asked, threshold {sel.threshold:g}, Laplace noise of "
+            f"scales {scales.threshold_scale:.4g} and {scales.query_scale:.4g})")

@@ -40,6 +40,7 @@ __all__ = [
     "AboveThreshold",
     "Sparse",
     "NumericSparse",
+    "sparse_exact_noise_scales",
 ]
 
 _SVT_GRID_BITS = 16
@@ -372,6 +373,25 @@ class Sparse:
             self._rho = self._cmp.draw(self._rho_scale)  # fresh threshold noise after every ⊤
             return True
         return False
+
+
+def sparse_exact_noise_scales(*, epsilon: float, sensitivity: float, c: int) -> SparseNoiseScales:
+    """The Laplace scales that :class:`Sparse` (δ = 0) actually draws, in the units of the values.
+
+    Its noise is discrete Laplace on a power-of-two grid of step u, with scales (in steps) at
+    least the grid sensitivity times 2c/ε and 4c/ε: slightly above
+    :func:`sparse_noise_scales` (the grid sensitivity has rounding slack). On that fine grid the
+    continuous Laplace law of the same scale describes the comparisons to within about one grid
+    step; randomized selective inference (docs/THEORY.md 3.12) uses these scales.
+    """
+    e = check_positive("epsilon", epsilon)
+    d = check_positive("sensitivity", sensitivity)
+    cc = check_int("c", c, low=1)
+    cmp = _NoisyComparator(0.0, d, np.random.default_rng(0))  # no draw: only the grid is read
+    mult = Fraction(2 * cc) / Fraction(e)
+    unit = cmp._unit
+    return SparseNoiseScales(threshold_scale=float(cmp.scale(mult)) * unit,
+                             query_scale=float(cmp.scale(2 * mult)) * unit)
 
 
 class NumericSparse:

@@ -305,3 +305,65 @@ def test_noisy_screen_with_candidates_in_another_order_than_its_score():
     assert "randomized selective inference" in f.note.iloc[0]
     assert not math.isnan(f.pvalue_conditional.iloc[0])
     assert f.pvalue_conditional.iloc[0] == pytest.approx(ref.pvalue[0], rel=1e-9)
+
+
+def _svt_screen(threshold, epsilon, cols, c=1, sensitivity=0.05):
+    from selective.selectors import SparseVectorScreen
+
+    return SparseVectorScreen(score=TwoGroupScores(cols, "arm", LEVELS, kind="difference"), threshold=threshold,
+                              epsilon=epsilon, sensitivity=sensitivity, max_selected=c, candidates=cols)
+
+
+def test_sparse_vector_screen_gets_the_randomized_column_of_its_event():
+    from selective.conditional.randomized import SparseVectorEvent, randomized_inference
+    from selective.mechanisms.sparse_vector import sparse_exact_noise_scales
+
+    rng = np.random.default_rng(43)
+    frame = _two_group_frame(rng, n=1000, effect=0.5)
+    cols = COLS[:12]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Analysis(frame, rng=5)
+        sel = a.select(_svt_screen(0.2, 1.0, cols, c=2))
+    assert sel.value
+    for col in sel.value:
+        a.test(_welch(col), conditional_on=sel)
+    f = a.report().frame
+    assert "sparse vector screen" in f.note.iloc[0]
+    g = frame.arm.to_numpy()
+    xa, xb = frame.loc[g == "a", cols].to_numpy(), frame.loc[g == "b", cols].to_numpy()
+    cov = np.cov(xa, rowvar=False) / len(xa) + np.cov(xb, rowvar=False) / len(xb)
+    d = xa.mean(0) - xb.mean(0)
+    sc = sparse_exact_noise_scales(epsilon=1.0, sensitivity=0.05, c=2)
+    hits = [cols.index(c) for c in sel.value]
+    last = hits[-1] if len(hits) == 2 else len(cols) - 1
+    event = SparseVectorEvent(tuple(range(last + 1)), tuple(i in hits for i in range(last + 1)), 0.2,
+                              sc.threshold_scale, sc.query_scale)
+    for r, col in enumerate(sel.value):
+        ref = randomized_inference(d, cov, event, targets=[cols.index(col)], absolute=True)
+        if not math.isnan(f.pvalue_conditional.iloc[r]):
+            assert f.pvalue_conditional.iloc[r] == pytest.approx(ref.pvalue[0], rel=1e-9)
+    assert f.pvalue_conditional.notna().all() and sel.value[0] == "x0" and f.pvalue_conditional.iloc[0] < 1e-10
+
+
+def test_sparse_vector_screen_null_holds_its_level():
+    # 250 null replications of AboveThreshold (c = 1) over 10 correlated outcomes by |difference of
+    # means|; replications where nothing crosses test nothing. The conditional column (withheld
+    # counts as no rejection) must hold 0.05 and 0.01: a correct implementation fails with
+    # probability below 1e-6 per level (exact binomial).
+    rng = np.random.default_rng(20261128)
+    cols = COLS[:10]
+    pc = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(250):
+            a = Analysis(_two_group_frame(rng, n=100), rng=rng)
+            sel = a.select(_svt_screen(0.2, 2.0, cols))
+            if not sel.value:
+                continue
+            a.test(_welch(sel.value[0]), conditional_on=sel)
+            pc.append(a.report().frame.pvalue_conditional.iloc[0])
+    pc = np.array(pc)
+    assert pc.size >= 100 and np.mean(np.isnan(pc)) < 0.5
+    for level in (0.05, 0.01):
+        assert_rate_at_most(int(np.sum(pc <= level)), len(pc), level)
