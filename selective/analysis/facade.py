@@ -461,9 +461,9 @@ class Analysis:
         ----------
         spec : test spec
         conditional_on : Selection, optional
-            A TopK or NoisyTopK selection of this analysis among whose winners is the column
-            ``spec`` tests: the report adds the p-value and interval conditional on it (inference
-            on winners, THEORY.md 3.9; after NoisyTopK with its noise law, 3.12), shown when the
+            A TopK, NoisyTopK or SparseVectorScreen selection of this analysis that chose the
+            column ``spec`` tests: the report adds the p-value and interval conditional on it
+            (winners, THEORY.md 3.9; DP screens with their noise law, 3.12), shown when the
             screen is the only step and its normal tails are trusted (``conditional_rows``).
 
         On Dask data only the columns the spec names
