@@ -44,7 +44,7 @@ _EXTRA = ("pvalue_randomized", "pvalue_oracle")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SharpNoisyTopK(Scenario):
-    """Noisy top-1 (exponential mechanism) of clipped normal outcomes by |difference of means|:
+    """Noisy top-1 (exponential mechanism) of clipped normal outcomes by the absolute difference of means:
     ledger, randomized conditional inference, splitting, oracle (module docstring).
 
     Truth: outcome j is null iff j >= ``len(effects)``; with ``effects=()`` (the default) every
