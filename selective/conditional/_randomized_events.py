@@ -69,12 +69,25 @@ def _logpdf(noise: str, scale: float, x: np.ndarray) -> np.ndarray:
 
 def _indices(name: str, value: Any) -> tuple[int, ...]:
     try:
-        out = tuple(int(v) for v in value)
-    except (TypeError, ValueError):
+        items = list(value)
+    except TypeError:
         raise TypeError(f"`{name}` must be a sequence of candidate positions (integers); got {value!r}.") from None
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in items):
+        raise TypeError(f"`{name}` must be a sequence of candidate positions (integers); got {value!r}.")
+    out = tuple(int(v) for v in items)
     if len(set(out)) != len(out) or any(v < 0 for v in out):
         raise ValueError(f"`{name}` must hold distinct non-negative positions; got {value!r}.")
     return out
+
+
+def _finite(name: str, value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a finite number; got {value!r}.") from None
+    if not math.isfinite(v):
+        raise ValueError(f"`{name}` must be finite; got {value!r}.")
+    return v
 
 
 # ---------------------------------------------------------------- events
@@ -111,14 +124,16 @@ class NoisyTopKEvent:
         return self.scale
 
     def check(self, m: int) -> None:
-        if max(self.selected) >= m or len(self.selected) >= m:
-            raise ValueError(f"`selected` {self.selected!r} must be fewer than the {m} candidates and index them.")
+        if max(self.selected) >= m or len(self.selected) > m:
+            raise ValueError(f"`selected` {self.selected!r} must index the {m} candidates.")
 
     def log_prob(self, s: np.ndarray) -> np.ndarray:
         """log P(event | noiseless scores ``s``), one value per row of ``s`` (G, m)."""
         S = np.asarray(self.selected)
         rest = np.ones(s.shape[1], bool)
         rest[S] = False
+        if not rest.any():   # every candidate selected: no selection at all
+            return np.zeros(s.shape[0])
         b = self.scale
         if self.noise == "gumbel":
             # P = int_0^inf e^{-t} prod_{j in S} (1 - exp(-t r_j)) dt, r_j = e^{s_j/b} / sum_rest e^{s_i/b}
@@ -202,10 +217,7 @@ class ThresholdEvent:
         noise, scale = _check_noise(self.noise, self.scale)
         object.__setattr__(self, "noise", noise)
         object.__setattr__(self, "scale", scale)
-        t = float(self.threshold)
-        if not math.isfinite(t):
-            raise ValueError(f"`threshold` must be finite; got {self.threshold!r}.")
-        object.__setattr__(self, "threshold", t)
+        object.__setattr__(self, "threshold", _finite("threshold", self.threshold))
         if not isinstance(self.above, (bool, np.bool_)):
             raise TypeError(f"`above` must be True or False; got {self.above!r}.")
 
@@ -251,10 +263,7 @@ class SparseVectorEvent:
         object.__setattr__(self, "above", ans)
         for name in ("threshold_scale", "query_scale"):
             _check_noise("laplace", getattr(self, name))
-        t = float(self.threshold)
-        if not math.isfinite(t):
-            raise ValueError(f"`threshold` must be finite; got {self.threshold!r}.")
-        object.__setattr__(self, "threshold", t)
+        object.__setattr__(self, "threshold", _finite("threshold", self.threshold))
 
     @property
     def selected(self) -> tuple:

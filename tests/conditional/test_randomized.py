@@ -311,7 +311,11 @@ def test_null_pvalues_are_uniform_and_intervals_cover(sim):
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
-    (dict(event=NoisyTopKEvent((5,), "gumbel", 1.0)), ValueError, r"`selected` \(5,\) must be fewer"),
+    (dict(event=NoisyTopKEvent((5,), "gumbel", 1.0)), ValueError, r"`selected` \(5,\) must index the 3 candidates"),
+    (dict(cov=[[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), ValueError,
+     r"`cov` must be positive semi-definite"),
+    (dict(null_value=[0.0, 1.0]), ValueError, r"`null_value` must be a number or one number per score \(3\)"),
+    (dict(targets=[0.5]), TypeError, r"`targets` must be a sequence of candidate positions \(integers\); got \[0.5\]"),
     (dict(cov=np.eye(2)), ValueError, r"`cov` must be a finite symmetric \(3, 3\) matrix"),
     (dict(scores=[1.0, np.nan, 0.0]), ValueError, r"`scores` must be a non-empty vector of finite numbers"),
     (dict(alternative="up"), ValueError, r"`alternative` must be one of"),
@@ -325,6 +329,23 @@ def test_input_errors(kwargs, error, message):
         randomized_inference(args.pop("scores"), args.pop("cov"), args.pop("event"), **args)
 
 
+def test_interval_end_beyond_the_grid_widens_instead_of_emptying():
+    # the selected score far below its competitor with little noise: the 90% interval lies
+    # beyond the tabulated range (+-20 sd around 0). 40-digit quadrature: P(X >= 0 | S) = 0.0504
+    # at theta = -21.6 and P(X <= 0 | S) = 0.143 at -18, 0.0084 at -15, so the interval is about
+    # [-21.6, -16.9]; the result must contain it (widened to the grid's edge), not be empty
+    res = randomized_inference(np.array([0.0, 1.0]), np.eye(2), NoisyTopKEvent((0,), "gumbel", 0.05),
+                               targets=[0], alpha=0.1)
+    lo, hi = res.ci[0]
+    assert lo <= -21.6 and -16.9 <= hi < 0
+
+
+def test_every_candidate_selected_is_no_selection():
+    z, cov = np.array([0.3, 1.9, -0.4]), _cov(3, 0.4)
+    res = randomized_inference(z, cov, NoisyTopKEvent((0, 1, 2), "gumbel", 1.0), targets=[1])
+    assert res.pvalue[0] == pytest.approx(res.pvalue_naive[0], rel=1e-9)
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda: NoisyTopKEvent((0,), "cauchy", 1.0), r"`noise` must be one of 'laplace', 'gaussian', 'gumbel'"),
     (lambda: NoisyTopKEvent((0,), "gumbel", -1.0), r"`scale` must be a positive finite number; got -1.0"),
@@ -333,7 +354,9 @@ def test_input_errors(kwargs, error, message):
     (lambda: SparseVectorEvent((0, 1), (True,), 1.0, 1.0, 2.0), r"`above` must give one answer per asked query"),
     (lambda: NoisyTopKEvent((0, 0), "gumbel", 1.0), r"`selected` must hold distinct non-negative positions"),
     (lambda: NoisyTopKEvent((0, 1), "laplace", 1.0), r"`noise`='laplace' supports one selected candidate"),
+    (lambda: NoisyTopKEvent((1.7,), "gumbel", 1.0), r"`selected` must be a sequence of candidate positions"),
+    (lambda: ThresholdEvent((0,), "high"), r"`threshold` must be a finite number; got 'high'"),
 ])
 def test_event_errors(make, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises((ValueError, TypeError), match=message):
         make()
