@@ -40,8 +40,11 @@ install-test: install
 	fi
 
 # pytest exits 5 when it collected no test: treat that as the failure it is.
+# Two worker processes (pytest-xdist): the suite's statistical tests are CPU-bound and CI has 2 cores.
+PYTEST_WORKERS ?= 2
+
 test: install-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS); status=$$?; \
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "no tests were collected"; exit 1; fi; exit $$status
 
 bench: install
