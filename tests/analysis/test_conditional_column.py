@@ -222,26 +222,37 @@ def _noisy_screen(epsilon, k=1, sensitivity=1.0, cols=COLS):
                      score=TwoGroupScores(cols, "arm", LEVELS), candidates=cols)
 
 
+def _screen_and_test(frame, seed, screen):
+    """Run ``screen`` in a fresh analysis of ``frame``, Welch-test every selected column
+    conditionally on it; return the selection and the report's frame."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Analysis(frame, rng=seed)
+        sel = a.select(screen)
+    for c in sel.value:
+        a.test(_welch(c), conditional_on=sel)
+    return sel, a.report().frame
+
+
+def _arm_statistics(frame, cols):
+    """Differences of arm means of ``cols`` and their (Welch) covariance."""
+    g = frame.arm.to_numpy()
+    xa, xb = frame.loc[g == "a", cols].to_numpy(), frame.loc[g == "b", cols].to_numpy()
+    return xa.mean(0) - xb.mean(0), np.cov(xa, rowvar=False) / len(xa) + np.cov(xb, rowvar=False) / len(xb)
+
+
 def test_noisy_screen_gets_the_randomized_conditional_column():
     from selective.conditional.randomized import NoisyTopKEvent, randomized_inference
     from selective.mechanisms.exponential import report_noisy_topk_gumbel_scale
 
     rng = np.random.default_rng(31)
     frame = _two_group_frame(rng, n=200, effect=0.6)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a = Analysis(frame, rng=2)
-        sel = a.select(_noisy_screen(0.5, k=2))
-    for c in sel.value:
-        a.test(_welch(c), conditional_on=sel)
-    f = a.report().frame
+    sel, f = _screen_and_test(frame, 2, _noisy_screen(0.5, k=2))
     assert "randomized selective inference" in f.note.iloc[0]
     # the same numbers from the function, with the Welch statistics and their covariance
-    g = frame.arm.to_numpy()
-    xa, xb = frame.loc[g == "a", COLS].to_numpy(), frame.loc[g == "b", COLS].to_numpy()
-    cov = np.cov(xa, rowvar=False) / len(xa) + np.cov(xb, rowvar=False) / len(xb)
+    d, cov = _arm_statistics(frame, COLS)
     se = np.sqrt(np.diag(cov))
-    t = (xa.mean(0) - xb.mean(0)) / se
+    t = d / se
     b = report_noisy_topk_gumbel_scale(2, epsilon=0.5, sensitivity=1.0)
     chosen = tuple(COLS.index(c) for c in sel.value)
     for r, c in enumerate(sel.value):
@@ -289,16 +300,8 @@ def test_noisy_screen_with_candidates_in_another_order_than_its_score():
     frame = _two_group_frame(rng, n=400, effect=0.4)
     cands = [COLS[j] for j in (7, 0, 3, 12, 5)]
     score = TwoGroupScores(sorted(cands), "arm", LEVELS, kind="difference", absolute=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a = Analysis(frame, rng=3)
-        sel = a.select(NoisyTopK(k=1, epsilon=2.0, sensitivity=0.05, score=score, candidates=cands))
-    a.test(_welch(sel.value[0]), conditional_on=sel)
-    f = a.report().frame
-    g = frame.arm.to_numpy()
-    xa, xb = frame.loc[g == "a", cands].to_numpy(), frame.loc[g == "b", cands].to_numpy()
-    cov = np.cov(xa, rowvar=False) / len(xa) + np.cov(xb, rowvar=False) / len(xb)
-    d = xa.mean(0) - xb.mean(0)
+    sel, f = _screen_and_test(frame, 3, NoisyTopK(k=1, epsilon=2.0, sensitivity=0.05, score=score, candidates=cands))
+    d, cov = _arm_statistics(frame, cands)
     b = report_noisy_topk_gumbel_scale(1, epsilon=2.0, sensitivity=0.05)
     j = cands.index(sel.value[0])
     ref = randomized_inference(d, cov, NoisyTopKEvent((j,), "gumbel", b), absolute=True)
@@ -321,19 +324,10 @@ def test_sparse_vector_screen_gets_the_randomized_column_of_its_event():
     rng = np.random.default_rng(43)
     frame = _two_group_frame(rng, n=1000, effect=0.5)
     cols = COLS[:12]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a = Analysis(frame, rng=5)
-        sel = a.select(_svt_screen(0.2, 1.0, cols, c=2))
+    sel, f = _screen_and_test(frame, 5, _svt_screen(0.2, 1.0, cols, c=2))
     assert sel.value
-    for col in sel.value:
-        a.test(_welch(col), conditional_on=sel)
-    f = a.report().frame
     assert "sparse vector screen" in f.note.iloc[0]
-    g = frame.arm.to_numpy()
-    xa, xb = frame.loc[g == "a", cols].to_numpy(), frame.loc[g == "b", cols].to_numpy()
-    cov = np.cov(xa, rowvar=False) / len(xa) + np.cov(xb, rowvar=False) / len(xb)
-    d = xa.mean(0) - xb.mean(0)
+    d, cov = _arm_statistics(frame, cols)
     sc = sparse_exact_noise_scales(epsilon=1.0, sensitivity=0.05, c=2)
     hits = [cols.index(c) for c in sel.value]
     last = hits[-1] if len(hits) == 2 else len(cols) - 1

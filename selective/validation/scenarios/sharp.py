@@ -39,6 +39,26 @@ from .base import _STANDARD, Scenario
 
 __all__ = ["SharpTopK"]
 
+
+def welch_test(column: str):
+    """Welch's t-test of ``column`` between arms "a" and "b" (the sharp scenarios' test)."""
+    from ...hypotheses import TwoSampleTTest
+
+    return TwoSampleTTest(column=column, group="arm", levels=("a", "b"), usevar="unequal")
+
+
+def replicate_by_feature(scenario, rngs) -> Outcomes:
+    """Replications of a scenario whose ``analyse`` returns, per column, (p-value, index of the
+    feature tested): a column's hypothesis is null iff that index is >= len(effects)."""
+    r, k = len(rngs), len(scenario.effects)
+    p = {c: np.full(r, np.nan) for c in scenario.columns}
+    null = {c: np.ones(r, dtype=bool) for c in scenario.columns}
+    for i, g in enumerate(rngs):
+        for c, (value, j) in scenario.analyse(g).items():
+            p[c][i], null[c][i] = value, j >= k
+    return Outcomes.from_shared({c: v.reshape(r, 1) for c, v in p.items()}, null["pvalue_naive"].reshape(r, 1),
+                                null_by_column={c: v.reshape(r, 1) for c, v in null.items()})
+
 _EXTRA = ("pvalue_winners", "pvalue_fission", "pvalue_oracle")
 
 
@@ -124,11 +144,7 @@ class SharpTopK(Scenario):
 
         return TopK(k=1, score=TwoGroupScores(self.names, "arm", ("a", "b")), candidates=self.names)
 
-    @staticmethod
-    def _welch(column: str):
-        from ...hypotheses import TwoSampleTTest
-
-        return TwoSampleTTest(column=column, group="arm", levels=("a", "b"), usevar="unequal")
+    _welch = staticmethod(welch_test)
 
     def analyse(self, rng: np.random.Generator) -> dict[str, tuple[float, int]]:
         """One replication: for each column, (p-value, index of the feature it tested)."""
@@ -162,11 +178,4 @@ class SharpTopK(Scenario):
         return out
 
     def replicate_many(self, rngs):
-        r, k = len(rngs), len(self.effects)
-        p = {c: np.full(r, np.nan) for c in self.columns}
-        null = {c: np.ones(r, dtype=bool) for c in self.columns}
-        for i, g in enumerate(rngs):
-            for c, (value, j) in self.analyse(g).items():
-                p[c][i], null[c][i] = value, j >= k
-        return Outcomes.from_shared({c: v.reshape(r, 1) for c, v in p.items()}, null["pvalue_naive"].reshape(r, 1),
-                                    null_by_column={c: v.reshape(r, 1) for c, v in null.items()})
+        return replicate_by_feature(self, rngs)

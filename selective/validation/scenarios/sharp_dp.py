@@ -33,9 +33,9 @@ import numpy as np
 import pandas as pd
 
 from ..._validation import check_in_interval, check_int, check_positive
-from ..outcomes import Outcomes
 from ..splitting import split_rows
 from .base import _STANDARD, Scenario
+from .sharp import replicate_by_feature, welch_test
 
 __all__ = ["SharpNoisyTopK"]
 
@@ -135,11 +135,7 @@ class SharpNoisyTopK(Scenario):
                          score=TwoGroupScores(self.names, "arm", ("a", "b"), kind="difference"),
                          candidates=self.names)
 
-    @staticmethod
-    def _welch(column: str):
-        from ...hypotheses import TwoSampleTTest
-
-        return TwoSampleTTest(column=column, group="arm", levels=("a", "b"), usevar="unequal")
+    _welch = staticmethod(welch_test)
 
     def analyse(self, rng: np.random.Generator) -> dict[str, tuple[float, int]]:
         """One replication: for each column, (p-value, index of the feature it tested)."""
@@ -168,11 +164,4 @@ class SharpNoisyTopK(Scenario):
         return out
 
     def replicate_many(self, rngs):
-        r, k = len(rngs), len(self.effects)
-        p = {c: np.full(r, np.nan) for c in self.columns}
-        null = {c: np.ones(r, dtype=bool) for c in self.columns}
-        for i, g in enumerate(rngs):
-            for c, (value, j) in self.analyse(g).items():
-                p[c][i], null[c][i] = value, j >= k
-        return Outcomes.from_shared({c: v.reshape(r, 1) for c, v in p.items()}, null["pvalue_naive"].reshape(r, 1),
-                                    null_by_column={c: v.reshape(r, 1) for c, v in null.items()})
+        return replicate_by_feature(self, rngs)
