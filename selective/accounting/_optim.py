@@ -54,6 +54,54 @@ def _bisect_increasing(f, lo: np.ndarray, hi: np.ndarray, *, side: str = "mid") 
     return 0.5 * (lo + hi)
 
 
+def _newton_increasing(f, fd, lo: np.ndarray, hi: np.ndarray, x0: np.ndarray, *, side: str,
+                       max_iter: int = 60) -> np.ndarray:
+    """Root of an increasing function on [lo, hi] by safeguarded Newton, finished by bisection.
+
+    ``f(x, idx)`` and ``fd(x, idx)`` (returning f and f') evaluate the elements ``idx`` (an
+    index array into the problem) at ``x``; ``f(lo) <= 0 <= f(hi)`` is assumed. Each Newton
+    iterate shrinks the bracket [lo, hi] by its sign, and a step leaving the bracket is replaced
+    by the bracket's midpoint, so the iteration cannot diverge; only the elements not yet
+    converged are evaluated. The result has the same meaning as :func:`_bisect_increasing`'s
+    (``side`` selects the end of a final bracket on the valid side): around each Newton root a
+    bracket of a few units in the last place is verified by the signs of f at its ends and
+    bisected; where the verification fails the whole remaining bracket is bisected.
+    """
+    lo = np.array(lo, dtype=float, copy=True)
+    hi = np.array(hi, dtype=float, copy=True)
+    x = np.clip(np.array(x0, dtype=float, copy=True), lo, hi)
+    idx = np.arange(lo.size)
+    for _ in range(max_iter):
+        if idx.size == 0:
+            break
+        xi, li, hi_i = x[idx], lo[idx], hi[idx]
+        fx, dfx = fd(xi, idx)
+        pos = fx > 0
+        hi_i = np.where(pos, xi, hi_i)
+        li = np.where(pos, li, xi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = fx / dfx
+        scale = np.maximum(1.0, np.abs(xi))
+        # a step of a few ulps is rounding noise in f: the root is found (and the step may
+        # then point just outside the bracket, which must not trigger a bisection step)
+        done = (np.abs(step) <= 1e-15 * scale) | (hi_i - li <= 4e-16 * scale) | (fx == 0)
+        xn = xi - step
+        outside = ~((xn > li) & (xn < hi_i))
+        xn = np.where(done, xi, np.where(outside, 0.5 * (li + hi_i), xn))
+        x[idx], lo[idx], hi[idx] = xn, li, hi_i
+        idx = idx[~done]
+    # a verified bracket of a few ulps around each root, bisected to the usual width
+    width = 4e-15 * np.maximum(1.0, np.abs(x))
+    a, b = np.maximum(lo, x - width), np.minimum(hi, x + width)
+    every = np.arange(lo.size)
+    ok = (f(a, every) <= 0) & (f(b, every) > 0)
+    out = np.empty_like(lo)
+    for sel, (left, right) in ((np.nonzero(ok)[0], (a, b)), (np.nonzero(~ok)[0], (lo, hi))):
+        if sel.size:
+            out[sel] = _bisect_increasing(lambda t, s=sel: f(t, s), left[sel], right[sel], side=side)
+    return out
+
+
 def _grow_upper(f, start: np.ndarray) -> np.ndarray:
     """Double ``start`` elementwise until f > 0 (f increasing, unbounded above)."""
     hi = np.array(start, dtype=float, copy=True)

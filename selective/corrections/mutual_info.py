@@ -21,7 +21,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .._validation import check_positive, check_pvalues
-from ..accounting._optim import _bisect_increasing, _grow_upper
+from ..accounting._optim import _bisect_increasing, _newton_increasing
 from ..accounting.bounds import LOG2_E, MI_TO_MAXINFO_CONSTANT_BITS, MI_TO_MAXINFO_SLIDE_CONSTANT_BITS
 from ..accounting.certificates import MutualInfo
 from ._common import LN2, Threshold, _alpha, _clip1, _scalar_or_array, _with_rounding_margin
@@ -100,8 +100,22 @@ def _mi_via_opt(pvalue, mi_bits):
             return lp + lcl + c * np.exp(u) * LN2 + 2 * u
 
         at_one = g(np.zeros_like(lp)) >= 0
-        hi = _grow_upper(g, np.ones_like(lp))
-        u = np.where(at_one, 0.0, _bisect_increasing(g, np.zeros_like(lp), hi))
+        u = np.zeros_like(lp)
+        inner = ~at_one
+        if inner.any():
+            q = lp[inner] + lcl
+
+            def gi(v, idx):
+                return q[idx] + c * LN2 * np.exp(v) + 2 * v
+
+            def gd(v, idx):
+                e = c * LN2 * np.exp(v)
+                return q[idx] + e + 2 * v, e + 2.0
+
+            # the root is at most u1 = ln(-q / (c ln 2)) (where g = 2 u1 > 0); g is convex, so
+            # Newton from u1 descends to it monotonically
+            u1 = np.log(-q / (c * LN2))
+            u[inner] = _newton_increasing(gi, gd, np.zeros_like(q), u1, u1, side="mid")
         x = np.exp(u)
         with np.errstate(over="ignore"):
             v = np.exp(lp + c * x * LN2) + 1.0 / x
@@ -222,10 +236,17 @@ def corrected_pvalue_mi_kl(pvalue, mi_bits: float):
         if inner.any():
             lpi, l1p = lp[inner], np.log1p(-flat[inner])
 
-            def f(u):  # d(e^u || p) - info_nats, increasing in u on [ln p, 0]
-                return _binary_kl(np.exp(u), lpi, l1p) - info_nats
+            def f(u, idx):  # d(e^u || p) - info_nats, increasing in u on [ln p, 0]
+                return _binary_kl(np.exp(u), lpi[idx], l1p[idx]) - info_nats
 
-            u = _bisect_increasing(f, lpi, np.zeros_like(lpi), side="hi")  # valid side: d(a||p) >= info_nats
+            def fd(u, idx):  # and its derivative e^u (u - ln p - ln(1 - e^u) + ln(1 - p))
+                a, lq, l1q = np.exp(u), lpi[idx], l1p[idx]
+                with np.errstate(divide="ignore"):
+                    l1a = np.log1p(-a)
+                return _binary_kl(a, lq, l1q) - info_nats, a * (u - lq - l1a + l1q)
+
+            # valid side: d(a||p) >= info_nats
+            u = _newton_increasing(f, fd, lpi, np.zeros_like(lpi), 0.5 * lpi, side="hi")
             out[inner] = np.exp(u)
     return _scalar_or_array(_clip1(out.reshape(p.shape)), pvalue)
 
