@@ -828,6 +828,45 @@ def test_fission_and_conditional_plan_errors(work, capsys, name, text, match):
     assert not (work / "o.md").exists()
 
 
+_DP_CONDITIONAL_PLAN = """
+[analysis]
+seed = 4
+[[select]]
+selector = "noisy_top_k"
+k = 1
+epsilon = 1.0
+candidates_like = "m*"
+score = "clipped_mean"
+clip = 3.0
+[[test]]
+kind = "z"
+for_each = 1
+conditional = true
+column = "{{selected}}"
+clip = {clip}
+"""
+
+
+def test_a_plan_reaches_the_randomized_column_after_a_dp_screen(work, capsys):
+    # noisy_top_k by clipped means, then the z-test of the winner's clipped mean conditional
+    # on the screen: the randomized selective inference column, audited and verified
+    plan = write_plan(work / "dp.toml", _DP_CONDITIONAL_PLAN.format(clip="3.0"))
+    code, _, err = run(["analyze", work / "data.csv", "--plan", plan, "--out", work / "t.md", "--quiet"], capsys)
+    assert code == 0, err
+    assert "p (conditional)" in (work / "t.md").read_text()
+    record = read_audit(work / "t.audit.json")
+    cols = record["table"]["columns"]
+    row = record["table"]["rows"][0]
+    assert "randomized selective inference" in row[cols.index("note")]
+    assert "clip(" in (work / "t.md").read_text()
+    code, out, err = run(["verify", work / "t.audit.json", work / "data.csv"], capsys)
+    assert code == 0 and "verified" in out, err
+    # a test that does not clip as the screen did is refused, naming the block and the field
+    bad = write_plan(work / "bad.toml", _DP_CONDITIONAL_PLAN.format(clip="2.0"))
+    code, _, err = run(["analyze", work / "data.csv", "--plan", bad, "--out", work / "o.md", "--quiet"], capsys)
+    assert code == 2 and "[[test]] #1" in err and "give the test clip=3.0; got clip=2.0" in err, err
+    assert not (work / "o.md").exists()
+
 def test_a_parquet_file_gives_the_table_of_its_csv(work, capsys):
     pytest.importorskip("dask.dataframe")
     pytest.importorskip("pyarrow")

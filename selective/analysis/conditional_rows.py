@@ -54,6 +54,7 @@ import scipy.special
 from ..conditional.winners import winners_inference
 from ..hypotheses.means import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest
 from ..selectors.base import declared_columns
+from ..selectors.clipped_scores import ClippedMeanScores
 from ..selectors.dp import SparseVectorScreen
 from ..selectors.scores import CandidateScores, TwoGroupScores
 from ..selectors.streaming import is_dask_frame
@@ -85,15 +86,16 @@ class WinnersLink:
 
 def _supported(score: Any) -> str | None:
     """Why ``score`` cannot be conditioned on, or None."""
-    if isinstance(score, TwoGroupScores):
+    if isinstance(score, (TwoGroupScores, ClippedMeanScores)):
         return None
     if isinstance(score, CandidateScores):
         if score.target is not None or score.kind not in ("mean", "t"):
             return (f"CandidateScores(kind={score.kind!r}, target={score.target!r}) is not supported (only kind 'mean' "
                     "or 't' without a target: means and one-sample t statistics)")
         return None
-    return (f"the screen's score is {type(score).__name__}; inference on winners needs a TwoGroupScores or a "
-            "CandidateScores(kind='mean' or 't') score, whose statistics are normal with a covariance the data give")
+    return (f"the screen's score is {type(score).__name__}; inference on winners needs a TwoGroupScores, a "
+            "CandidateScores(kind='mean' or 't') or a ClippedMeanScores score, whose statistics are normal with a "
+            "covariance the data give")
 
 
 def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -> WinnersLink:
@@ -123,6 +125,12 @@ def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -
     elif not isinstance(spec, _ONE_SAMPLE):
         raise ValueError(f"`conditional_on`: the screen ranked column means, so the test must be a OneSampleTTest or "
                          f"OneSampleZTest; got {spec!r}.")
+    elif (spec.clip is None) != (not isinstance(score, ClippedMeanScores)) or (
+            spec.clip is not None and float(spec.clip) != float(score.clip)):
+        want = f"clip={float(score.clip)!r}" if isinstance(score, ClippedMeanScores) else "clip=None"
+        raise ValueError(f"`conditional_on`: the screen ranked means of the values clipped at "
+                         f"{getattr(score, 'clip', None)!r} (None: not clipped), so the test must test the same mean: "
+                         f"give the test {want}; got clip={spec.clip!r}.")
     if column not in tuple(selection.value):
         raise ValueError(f"`conditional_on`: the test's column {column!r} is not among the selected candidates "
                          f"{tuple(selection.value)!r}.")
@@ -151,13 +159,20 @@ def _two_group(score: TwoGroupScores, data: pd.DataFrame):
     return diff, cov_d, scale
 
 
-def _one_sample(score: CandidateScores, data: pd.DataFrame):
-    x = data[list(score.candidates)].to_numpy(dtype=float)
+def _labels(score: Any) -> list:
+    """The score's candidates in the order of its statistics."""
+    return list(score.candidates if isinstance(score, CandidateScores) else score.columns)
+
+
+def _one_sample(score: Any, data: pd.DataFrame):
+    x = data[_labels(score)].to_numpy(dtype=float)
+    if isinstance(score, ClippedMeanScores):
+        x = np.clip(x, -score.clip, score.clip)
     n = x.shape[0]
     if n < 2:
         return None
     cov_m = np.atleast_2d(np.cov(x, rowvar=False)) / n
-    scale = np.ones(x.shape[1]) if score.kind == "mean" else np.sqrt(np.diag(cov_m))
+    scale = np.sqrt(np.diag(cov_m)) if getattr(score, "kind", "mean") == "t" else np.ones(x.shape[1])
     return x.mean(axis=0), cov_m, scale
 
 
@@ -169,7 +184,8 @@ def _z_trusted(link: WinnersLink, data: pd.DataFrame) -> float:
         z = TwoSampleZTest(column=link.candidate, group=score.group, levels=score.levels, usevar=usevar,
                            value=link.value, alternative=link.alternative)
     else:
-        z = OneSampleZTest(column=link.candidate, value=link.value, alternative=link.alternative)
+        z = OneSampleZTest(column=link.candidate, value=link.value, alternative=link.alternative,
+                           clip=getattr(score, "clip", None) if isinstance(score, ClippedMeanScores) else None)
     level = float(getattr(z.run(data), "trusted_level", 0.0) or 0.0)
     return level if math.isfinite(level) else 1.0
 
@@ -239,14 +255,11 @@ def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache
         return _fill_randomized(cell, link, data, alpha, cache)
     score = link.selector.score
     key = (id(link.selection), link.candidate, link.value, link.alternative)
-    if id(link.selection) not in cache:
-        stats = _two_group(score, data) if isinstance(score, TwoGroupScores) else _one_sample(score, data)
-        cache[id(link.selection)] = stats
-    stats = cache[id(link.selection)]
+    stats = _stats(link, data, cache)
     if stats is None:
         return "conditional withheld: a group has fewer than 2 rows"
     est, cov, scale = stats
-    labels = list(score.columns if isinstance(score, TwoGroupScores) else score.candidates)
+    labels = _labels(score)
     with np.errstate(divide="ignore", invalid="ignore"):
         x = est / scale
         sigma = cov / np.outer(scale, scale)
@@ -302,7 +315,7 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
         return "conditional withheld: a group has fewer than 2 rows"
     est, cov, scale = stats
     # the mechanism ranked the selector's candidates, in their declared order: restrict to them
-    score_labels = list(score.columns if isinstance(score, TwoGroupScores) else score.candidates)
+    score_labels = _labels(score)
     labels = list(sel.candidates)
     if not set(labels) <= set(score_labels):
         return "conditional withheld: the screen's candidates are not all columns of its score"
@@ -316,7 +329,9 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
     seen = np.abs(x) if score.absolute else x
     raw = score(data) if isinstance(data, pd.DataFrame) else seen
     used = np.asarray(raw.reindex(labels) if isinstance(raw, pd.Series) else raw, dtype=float)
-    if not np.allclose(used, seen, rtol=1e-9, atol=1e-12):
+    # clipped means are read from an exact grid of spacing at most clip / 2^31 (rounded toward 0)
+    atol = float(score.clip) * 2.0**-30 if isinstance(score, ClippedMeanScores) else 1e-12
+    if not np.allclose(used, seen, rtol=1e-9, atol=atol):
         return "conditional withheld: the recomputed statistics are not the scores the screen used"
     event, how = _event(sel, labels, link.selection.value)
     j = labels.index(link.candidate)

@@ -28,7 +28,7 @@ A plan makes an analysis declarative, so that ``selective analyze`` can run it a
     kind = "welch_t"        # see TEST_KINDS below
     for_each = 1            # once per variable chosen by [[select]] step 1 ...
     column = "{selected}"   # ... with {selected} replaced by its name
-    # conditional = true    # add the p-value conditional on step 1's ranking (winners)
+    # conditional = true    # add the p-value conditional on step 1's selection
     group = "arm"
     levels = ["treatment", "control"]
 
@@ -43,7 +43,11 @@ Scores: ``welch_t`` (``|Welch t|`` between the two ``levels`` of ``group``), ``a
 ``abs_corr`` (with ``target``), ``clipped_mean`` (absolute mean of values clipped to ±``clip``,
 sensitivity 2·clip/n) and ``signed_mean`` (see :class:`~selective.selectors.SignedMeanScore`).
 ``noisy_top_k`` (pure DP) takes ``epsilon`` and a score of known sensitivity (``clipped_mean``
-or ``signed_mean``). ``declared`` records a selection made elsewhere: its ``value`` and its
+or ``signed_mean``). ``conditional = true`` conditions a test on its ``for_each`` step: on the
+ranking of a ``top_k`` step (inference on winners), or on the noisy choice of a ``noisy_top_k``
+step by ``clipped_mean`` (randomized selective inference), whose tests must test the clipped
+mean it ranked (``kind = "z"`` or ``"one_sample_t"`` with the step's ``clip``).
+``declared`` records a selection made elsewhere: its ``value`` and its
 ``certificate`` (a table with ``kind`` = "pure_dp", "approx_dp", "zcdp", "description_length",
 ...), checked against the order rules like any other step.
 """

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW, ztest
 
-from .._validation import check_choice
+from .._validation import check_choice, check_real
 from . import _resample, _trust, _trust_model
 from ._result import IntervalRule, TestResult, make_result, with_pvalue
 from ._spec import (
@@ -48,6 +48,26 @@ def _pow2_exponent(*arrays: np.ndarray, value: float = 0.0) -> int:
     the same statistic and p-value (a scale of 1e+-155 no longer over- or underflows)."""
     top = max([float(np.max(np.abs(a))) for a in arrays if a.size] + [abs(float(value))])
     return int(np.frexp(top)[1]) if top > 0 and np.isfinite(top) else 0
+
+
+def _check_clip(spec: Any) -> None:
+    """``clip`` is None or a finite c > 0 with ``|value| < c`` (a clipped mean lies in [-c, c])."""
+    if spec.clip is None:
+        return
+    c = check_real("clip", spec.clip)
+    if not (math.isfinite(c) and c > 0):
+        raise ValueError(f"`clip` must be None or a finite number > 0; got {spec.clip!r}.")
+    if not abs(spec.value) < c:
+        raise ValueError(f"`value` must lie strictly inside (-clip, clip) = ({-c:g}, {c:g}) when `clip` is given "
+                         f"(the mean of clipped values cannot be outside it); got value={spec.value!r}.")
+
+
+def _clipped(spec: Any, x: np.ndarray) -> np.ndarray:
+    return x if spec.clip is None else np.clip(x, -float(spec.clip), float(spec.clip))
+
+
+def _mean_of(spec: Any) -> str:
+    return f"mean({spec.column})" if spec.clip is None else f"mean(clip({spec.column}, ±{fmt(spec.clip)}))"
 
 
 def _one_sample(spec: TestSpec, x: np.ndarray, *, kind: str, where: str, call: str) -> TestResult:
@@ -230,21 +250,27 @@ class OneSampleTTest(TestSpec):
     mean is exact without a model (Bahadur and Savage, Ann. Math. Stat. 27, 1956), so
     ``run_at_level`` returns the result of :meth:`run` and the report withholds corrected
     p-values below the trusted level.
+
+    ``clip=c`` tests the mean of the values clipped to [-c, c] instead (the target of a
+    :class:`~selective.selectors.ClippedMeanScores` screen, so that a test conditional on a DP
+    screen by clipped means tests what the screen ranked); ``|value| < c`` is required.
     """
 
     column: str
     value: float = 0.0
+    clip: float | None = None
 
     def _check(self) -> None:
         check_column_name("column", self.column)
         check_value("value", self.value)
+        _check_clip(self)
 
     def _describe(self) -> str:
-        return f"mean({self.column}) = {fmt(self.value)} (t-test)"
+        return f"{_mean_of(self)} = {fmt(self.value)} (t-test)"
 
     def run(self, data: pd.DataFrame) -> TestResult:
         frame = select(data, [self.column], numeric=[self.column], missing=self.missing, what="a t-test")
-        x = as_float(frame[self.column])
+        x = _clipped(self, as_float(frame[self.column]))
         return _one_sample(self, x, kind="t", where=f"Column {self.column!r}", call="x")
 
 
@@ -341,24 +367,28 @@ class OneSampleZTest(TestSpec):
     it, ``run_at_level`` refers the same statistic to :math:`t_{n-1}`, itself asymptotic
     without a normal model and trusted where the skewness rule allows; otherwise the
     ordinary result comes back (withhold it).
+
+    ``clip=c`` tests the mean of the values clipped to [-c, c], as in :class:`OneSampleTTest`.
     """
 
     column: str
     value: float = 0.0
+    clip: float | None = None
 
     def _check(self) -> None:
         check_column_name("column", self.column)
         check_value("value", self.value)
+        _check_clip(self)
 
     def _describe(self) -> str:
-        return f"mean({self.column}) = {fmt(self.value)} (z-test)"
+        return f"{_mean_of(self)} = {fmt(self.value)} (z-test)"
 
     def run(self, data: pd.DataFrame) -> TestResult:
         return _one_sample(self, self._values(data), kind="z", where=f"Column {self.column!r}", call="x")
 
     def _values(self, data: pd.DataFrame) -> np.ndarray:
         frame = select(data, [self.column], numeric=[self.column], missing=self.missing, what="a z-test")
-        return as_float(frame[self.column])
+        return _clipped(self, as_float(frame[self.column]))
 
     def _at_level(self, data, result, *, level, rng, max_resamples):
         x = self._values(data)
