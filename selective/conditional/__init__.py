@@ -26,6 +26,7 @@ from .polyhedral import (
 from .randomized import (
     NoisyTopKEvent,
     RandomizedInferenceResult,
+    ReleaseEvent,
     SparseVectorEvent,
     ThresholdEvent,
     randomized_inference,
@@ -53,6 +54,7 @@ __all__ = [
     "estimate_sigma", "SigmaEstimate",
     # after a randomized (DP) selection (Tian and Taylor 2018)
     "randomized_inference", "RandomizedInferenceResult", "NoisyTopKEvent", "ThresholdEvent", "SparseVectorEvent",
+    "ReleaseEvent",
     # inference on winners (Andrews, Kitagawa and McCloskey 2024)
     "winners_inference", "WinnersResult",
     # R bridge

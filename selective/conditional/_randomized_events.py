@@ -303,3 +303,58 @@ class SparseVectorEvent:
             return out
         kinks = np.column_stack([np.zeros(s.shape[0])] + [s[:, q] - t for q in queries])
         return _panel_log_integral(log_f, kinks, b1)
+
+
+@dataclass(frozen=True)
+class ReleaseEvent:
+    """The noisy scores themselves were released: ``values[j] = score_j + W_j`` with independent
+    ``noise`` (Laplace or Gaussian) of ``scale`` (the noisy-statistics mechanism). Conditioning
+    on the whole release makes a test chosen from it valid, whatever the choice; the targets must
+    be named (nothing is "selected"). ``log_prob`` is the log density of the release given the
+    scores, in units of the noise scale (each factor at most 1/2 or :math:`1/\\sqrt{2\\pi}`),
+    not a probability."""
+
+    values: tuple
+    noise: str = "laplace"
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        try:
+            vals = tuple(float(v) for v in np.asarray(self.values, dtype=float).ravel())
+        except (TypeError, ValueError):
+            raise TypeError(f"`values` must be a sequence of finite numbers; got {self.values!r}.") from None
+        if not vals or not all(math.isfinite(v) for v in vals):
+            raise ValueError(f"`values` must be a non-empty sequence of finite numbers; got {self.values!r}.")
+        object.__setattr__(self, "values", vals)
+        if self.noise == "gumbel":
+            raise ValueError("`noise` must be 'laplace' or 'gaussian' for a release (the noisy-statistics "
+                             "mechanisms); got 'gumbel'.")
+        noise, scale = _check_noise(self.noise, self.scale)
+        object.__setattr__(self, "noise", noise)
+        object.__setattr__(self, "scale", scale)
+
+    #: log pi is a closed form, linear (Laplace) or quadratic (Gaussian) between kinks
+    closed_form = True
+
+    @property
+    def selected(self) -> tuple:
+        return ()
+
+    def kink_scores(self) -> np.ndarray | None:
+        """Per score, the value at which log pi has a kink: the released one (Laplace noise);
+        None for Gaussian noise (smooth)."""
+        return np.asarray(self.values) if self.noise == "laplace" else None
+
+    @property
+    def noise_scale(self) -> float:
+        return self.scale
+
+    def check(self, m: int) -> None:
+        if len(self.values) != m:
+            raise ValueError(f"`values` must hold one released value per score ({m}); got {len(self.values)}.")
+
+    def log_prob(self, s: np.ndarray) -> np.ndarray:
+        z = (np.asarray(self.values)[None, :] - s) / self.scale
+        if self.noise == "gaussian":
+            return np.sum(-0.5 * z * z, axis=1) - s.shape[1] * 0.5 * math.log(2 * math.pi)
+        return np.sum(-np.abs(z), axis=1) - s.shape[1] * math.log(2.0)

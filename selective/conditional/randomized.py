@@ -28,6 +28,10 @@ The selections (events), each with :math:`\pi` computed from the noise law:
 * :class:`SparseVectorEvent`: AboveThreshold / Sparse (Dwork and Roth 2014, Algorithms 1-2) with
   Laplace threshold and query noise, the answers given to the queries asked; a 1-d integral
   over the threshold noise per segment between two "above" answers.
+* :class:`ReleaseEvent`: the noisy scores themselves were released (Laplace or Gaussian noise,
+  the noisy-statistics mechanism), and the tests were chosen from them; :math:`\pi` is then the
+  density of the release, :math:`\prod_j f_W(r_j - s_j)`, so the p-value conditions on every
+  released value. Targets must be named.
 
 The 1-d integrals use 8-point Gauss-Legendre panels that end at every kink of the integrand
 (Laplace densities and distribution functions are not smooth at 0).
@@ -52,10 +56,10 @@ import pandas as pd
 from scipy import interpolate, optimize, special
 
 from ._checks import check_alpha, check_choice
-from ._randomized_events import NOISES, NoisyTopKEvent, SparseVectorEvent, ThresholdEvent, _indices
+from ._randomized_events import NOISES, NoisyTopKEvent, ReleaseEvent, SparseVectorEvent, ThresholdEvent, _indices
 
-__all__ = ["NOISES", "NoisyTopKEvent", "RandomizedInferenceResult", "SparseVectorEvent", "ThresholdEvent",
-           "randomized_inference"]
+__all__ = ["NOISES", "NoisyTopKEvent", "RandomizedInferenceResult", "ReleaseEvent", "SparseVectorEvent",
+           "ThresholdEvent", "randomized_inference"]
 
 _SPAN = 20.0          # the grid covers the observed score and the null value +- this many sigma
 _COARSE = 10          # coarse points per noise scale or sigma, whichever is smaller
@@ -149,7 +153,6 @@ class RandomizedInferenceResult:
 
 
 def _law(z, cov, k, event, absolute, centre_points):
-    m = z.size
     sig = math.sqrt(cov[k, k])
     c = cov[:, k] / cov[k, k]
     u = z - c * z[k]
@@ -162,15 +165,10 @@ def _law(z, cov, k, event, absolute, centre_points):
         raise ValueError(f"The noise scale {event.noise_scale:g} is too small against the target's sd {sig:g} "
                          "for the randomized conditional law to be tabulated (more than 400,000 grid points); "
                          "with (almost) no noise use the polyhedral route (winners_inference).")
+    if getattr(event, "closed_form", False):
+        return _closed_form_law(u, c, event, absolute, lo, hi, n, sig)
     xc = np.linspace(lo, hi, n)
-    log_pi = np.empty(n)
-    chunk = max(1, 4_000_000 // (max(m, 1) * 200))  # the panel integrals hold ~200 nodes per point
-    for start in range(0, n, chunk):
-        xs = xc[start:start + chunk]
-        s = u[None, :] + c[None, :] * xs[:, None]
-        if absolute:
-            s = np.abs(s)
-        log_pi[start:start + chunk] = event.log_prob(s)
+    log_pi = _log_pi(u, c, event, absolute, xc)
     finite = np.isfinite(log_pi)
     if not finite.any():
         raise ValueError("The selection has probability 0 under the model at every value of the target.")
@@ -191,6 +189,41 @@ def _law(z, cov, k, event, absolute, centre_points):
     return _ConditionalLaw(xf, fine, mid, sig)
 
 
+def _log_pi(u, c, event, absolute, xs):
+    """log pi at the target values ``xs`` (the other scores follow as u + c x)."""
+    out = np.empty(xs.size)
+    chunk = max(1, 4_000_000 // (max(u.size, 1) * 200))  # the panel integrals hold ~200 nodes per point
+    for start in range(0, xs.size, chunk):
+        s = u[None, :] + c[None, :] * xs[start:start + chunk, None]
+        out[start:start + chunk] = event.log_prob(np.abs(s) if absolute else s)
+    return out
+
+
+def _closed_form_law(u, c, event, absolute, lo, hi, n, sig):
+    """The law for an event whose log pi is cheap and, between kinks, a polynomial of degree at
+    most 2 in the target (a release: linear for Laplace noise, quadratic for Gaussian): log pi
+    is evaluated exactly at every node and midpoint of the fine grid, with the kinks added as
+    nodes, so that each cell's quadratic is exact (no spline)."""
+    xf = np.linspace(lo, hi, (n - 1) * _REFINE + 1)
+    nz = c != 0
+    kinks = [np.zeros(0)]
+    at = event.kink_scores()        # per score: the score at which log pi has a kink (or none)
+    if at is not None:
+        kinks.append((np.asarray(at) - u)[nz] / c[nz])
+    if absolute:
+        kinks.append(-u[nz] / c[nz])
+    extra = np.concatenate(kinks)
+    merged = np.sort(np.concatenate([xf, extra[(extra > lo) & (extra < hi)]]))
+    # a kink within a millionth of a cell of a node replaces nothing: drop the later point
+    merged = merged[np.r_[True, np.diff(merged) > 1e-6 * (xf[1] - xf[0])]]
+    fine = _log_pi(u, c, event, absolute, merged)
+    mid = _log_pi(u, c, event, absolute, 0.5 * (merged[:-1] + merged[1:]))
+    finite = np.isfinite(fine)
+    if not finite.any():
+        raise ValueError("The selection has probability 0 under the model at every value of the target.")
+    return _ConditionalLaw(merged, np.minimum(fine, 0.0), np.minimum(mid, 0.0), sig)
+
+
 def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = None, null_value: Any = 0.0,
                          alpha: float = 0.05, alternative: str = "two-sided",
                          absolute: bool = False) -> RandomizedInferenceResult:
@@ -202,10 +235,10 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         The scores the selector saw before its noise, modelled as :math:`N(\theta, \Sigma)`.
     cov : array_like (m, m)
         :math:`\Sigma` (estimated from the data in practice: the result is then asymptotic).
-    event : NoisyTopKEvent, ThresholdEvent or SparseVectorEvent
+    event : NoisyTopKEvent, ThresholdEvent, SparseVectorEvent or ReleaseEvent
         What the selector did, with its noise law and scale on the scale of ``scores``.
     targets : sequence of positions, optional
-        The candidates to test (default: the selected ones).
+        The candidates to test (default: the selected ones; required for a ReleaseEvent).
     null_value : float or array_like (m,)
         :math:`\theta_0` per candidate (default 0).
     alpha : float
@@ -251,7 +284,8 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         raise ValueError(f"`cov` must be positive semi-definite (a covariance matrix); its smallest eigenvalue "
                          f"is {low:.3g}.")
     if not hasattr(event, "log_prob"):
-        raise TypeError(f"`event` must be a NoisyTopKEvent, ThresholdEvent or SparseVectorEvent; got {event!r}.")
+        raise TypeError(f"`event` must be a NoisyTopKEvent, ThresholdEvent, SparseVectorEvent or ReleaseEvent; "
+                        f"got {event!r}.")
     event.check(m)
     alpha = check_alpha(alpha)
     alternative = check_choice("alternative", alternative, ("two-sided", "greater", "less"))
@@ -259,7 +293,8 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         raise TypeError(f"`absolute` must be True or False; got {absolute!r}.")
     tg = event.selected if targets is None else _indices("targets", targets)
     if not tg:
-        raise ValueError("No target: the selection is empty and no `targets` were given.")
+        raise ValueError("No target: the selection is empty (a ReleaseEvent selects nothing) and no `targets` "
+                         "were given.")
     if max(tg) >= m:
         raise ValueError(f"`targets` {tg!r} must index the {m} candidates.")
     try:
