@@ -55,7 +55,7 @@ from ..conditional.winners import winners_inference
 from ..hypotheses.means import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest
 from ..selectors.base import declared_columns
 from ..selectors.clipped_scores import ClippedMeanScores
-from ..selectors.dp import SparseVectorScreen
+from ..selectors.dp import NoisyStatistic, SparseVectorScreen
 from ..selectors.scores import CandidateScores, TwoGroupScores
 from ..selectors.streaming import is_dask_frame
 from ..selectors.topk import NoisyTopK, TopK
@@ -68,7 +68,18 @@ __all__ = ["CONDITIONAL_COLUMNS", "MAX_CANDIDATES", "WinnersLink", "link_winners
 MAX_CANDIDATES = 4000
 
 _TWO_SAMPLE = (TwoSampleTTest, TwoSampleZTest)
-_SCREENS = (TopK, NoisyTopK, SparseVectorScreen)
+_SCREENS = (TopK, NoisyTopK, SparseVectorScreen, NoisyStatistic)
+_RANDOMIZED = (NoisyTopK, SparseVectorScreen, NoisyStatistic)
+
+
+def _score_of(selector: Any) -> Any:
+    """The score a screen ranked (the statistic a NoisyStatistic released)."""
+    return selector.statistic if isinstance(selector, NoisyStatistic) else selector.score
+
+
+def _candidates_of(selector: Any) -> tuple:
+    """The declared candidates of a screen (the declared index of a NoisyStatistic)."""
+    return tuple(selector.index or ()) if isinstance(selector, NoisyStatistic) else tuple(selector.candidates)
 _ONE_SAMPLE = (OneSampleTTest, OneSampleZTest)
 
 
@@ -109,12 +120,16 @@ def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -
     selector = selectors[step]
     if not isinstance(selector, _SCREENS):
         made = "Analysis.record" if selector is None else type(selector).__name__
-        raise TypeError(f"`conditional_on` must be the selection of a TopK, NoisyTopK or SparseVectorScreen step; "
+        raise TypeError(f"`conditional_on` must be the selection of a TopK, NoisyTopK, SparseVectorScreen or "
+                        f"NoisyStatistic step; "
                         f"step {step + 1} was made by {made}.")
-    problem = _supported(selector.score)
+    if isinstance(selector, NoisyStatistic) and selector.index is None:
+        raise TypeError("`conditional_on`: the NoisyStatistic released a single number; the conditional column "
+                        "needs a vector release with a declared `index` of candidates.")
+    problem = _supported(_score_of(selector))
     if problem:
         raise TypeError(f"`conditional_on`: {problem}.")
-    score = selector.score
+    score = _score_of(selector)
     column = getattr(spec, "column", None)
     if isinstance(score, TwoGroupScores):
         if not isinstance(spec, _TWO_SAMPLE) or spec.group != score.group or spec.levels != score.levels:
@@ -131,9 +146,10 @@ def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -
         raise ValueError(f"`conditional_on`: the screen ranked means of the values clipped at "
                          f"{getattr(score, 'clip', None)!r} (None: not clipped), so the test must test the same mean: "
                          f"give the test {want}; got clip={spec.clip!r}.")
-    if column not in tuple(selection.value):
+    chosen = _candidates_of(selector) if isinstance(selector, NoisyStatistic) else tuple(selection.value)
+    if column not in chosen:
         raise ValueError(f"`conditional_on`: the test's column {column!r} is not among the selected candidates "
-                         f"{tuple(selection.value)!r}.")
+                         f"{chosen!r}.")
     return WinnersLink(step=step, selection=selection, selector=selector, candidate=column,
                        value=float(spec.value), alternative=spec.alternative)
 
@@ -178,7 +194,7 @@ def _one_sample(score: Any, data: pd.DataFrame):
 
 def _z_trusted(link: WinnersLink, data: pd.DataFrame) -> float:
     """The trusted level of the large-sample z-test of the same hypothesis on the same rows."""
-    score = link.selector.score
+    score = _score_of(link.selector)
     if isinstance(score, TwoGroupScores):
         usevar = "pooled" if score.kind == "student_t" else "unequal"
         z = TwoSampleZTest(column=link.candidate, group=score.group, levels=score.levels, usevar=usevar,
@@ -209,7 +225,7 @@ def _rows(links: list, data: Any, n_rows: int, max_collect_bytes: int) -> tuple[
     cols: list = []
     for link in links:
         if link is not None:
-            cols += [c for v in declared_columns(link.selector.score).values() for c in v if c not in cols]
+            cols += [c for v in declared_columns(_score_of(link.selector)).values() for c in v if c not in cols]
     try:
         return collect_columns(data, cols, n_rows=n_rows, max_bytes=max_collect_bytes), None
     except CollectTooLargeError as exc:
@@ -244,14 +260,14 @@ def _scope_reason(link: WinnersLink, *, n_steps: int, void: bool, units: Any) ->
     if n_steps != 1:
         return (f"conditional withheld: it conditions on step {link.step + 1} only, and the ledger has {n_steps} "
                 "steps")
-    n = len(link.selector.candidates)
+    n = len(_candidates_of(link.selector))
     if n > MAX_CANDIDATES:
         return f"conditional withheld: {n} candidates, more than {MAX_CANDIDATES}"
     return None
 
 
 def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache: dict) -> str:
-    if isinstance(link.selector, (NoisyTopK, SparseVectorScreen)):
+    if isinstance(link.selector, _RANDOMIZED):
         return _fill_randomized(cell, link, data, alpha, cache)
     score = link.selector.score
     key = (id(link.selection), link.candidate, link.value, link.alternative)
@@ -297,7 +313,7 @@ def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache
 
 
 def _stats(link: WinnersLink, data: pd.DataFrame, cache: dict):
-    score = link.selector.score
+    score = _score_of(link.selector)
     if id(link.selection) not in cache:
         cache[id(link.selection)] = _two_group(score, data) if isinstance(score, TwoGroupScores) else \
             _one_sample(score, data)
@@ -305,18 +321,19 @@ def _stats(link: WinnersLink, data: pd.DataFrame, cache: dict):
 
 
 def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache: dict) -> str:
-    """The column after a NoisyTopK screen: the law of the winner's statistic given the noisy
-    top-k selection (exponential mechanism = Gumbel top-k), docs/THEORY.md 3.12."""
+    """The column after a randomized screen: the law of the tested statistic given the noisy top-k
+    selection (exponential mechanism = Gumbel top-k), the Sparse Vector answers, or the noisy
+    release itself (NoisyStatistic), docs/THEORY.md 3.12."""
     from ..conditional.randomized import randomized_inference
 
-    sel, score = link.selector, link.selector.score
+    sel, score = link.selector, _score_of(link.selector)
     stats = _stats(link, data, cache)
     if stats is None:
         return "conditional withheld: a group has fewer than 2 rows"
     est, cov, scale = stats
     # the mechanism ranked the selector's candidates, in their declared order: restrict to them
     score_labels = _labels(score)
-    labels = list(sel.candidates)
+    labels = list(_candidates_of(sel))
     if not set(labels) <= set(score_labels):
         return "conditional withheld: the screen's candidates are not all columns of its score"
     idx = [score_labels.index(c) for c in labels]
@@ -349,7 +366,11 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
     if isinstance(res, str):
         return f"conditional withheld: {res}"
     u0 = _z_trusted(link, data)
-    log_level = math.log(alpha) + float(res.log_selection_probability[0])
+    release = isinstance(sel, NoisyStatistic)
+    # the normal tail the test relies on: alpha times the selection's null probability, or for
+    # a release (a density, not a probability) the null tail beyond the rejection boundary
+    log_level = (float(res.log_boundary_tail[0]) if release
+                 else math.log(alpha) + float(res.log_selection_probability[0]))
     level_ok = u0 <= 0 or log_level >= math.log(u0)
     what = (f"conditional: given the {how} of step {link.step + 1} (randomized selective inference; Tian and Taylor "
             "2018), assumes the candidates' statistics jointly normal with the estimated covariance")
@@ -359,6 +380,10 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
         cell["ci_conditional_low"], cell["ci_conditional_high"] = (float(v) * scale[j] for v in res.ci[0])
         return what
     shown = "interval" if cell["pvalue_conditional"] == cell["pvalue_conditional"] else "p-value and interval"
+    if release:
+        return (f"{what}; conditional {shown} withheld: given the release, a test at {alpha:g} rejects beyond a "
+                f"point where the null normal tail is {math.exp(log_level):.2g}, below {u0:.2g} where the z-test "
+                "is trusted")
     return (f"{what}; conditional {shown} withheld: the selection has null probability "
             f"{math.exp(log_level) / alpha:.2g}, so a test at {alpha:g} uses the normal tail at "
             f"{math.exp(log_level):.2g}, below {u0:.2g} where the z-test is trusted")
@@ -366,8 +391,13 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
 
 def _event(sel: Any, labels: list, value: tuple):
     """The randomized selection a screen made, with the noise law its exact sampler used."""
-    from ..conditional.randomized import NoisyTopKEvent, SparseVectorEvent
+    from ..conditional.randomized import NoisyTopKEvent, ReleaseEvent, SparseVectorEvent
 
+    if isinstance(sel, NoisyStatistic):
+        b = sel.noise_scale()
+        r = pd.Series(value).reindex(labels).to_numpy(dtype=float)
+        return (ReleaseEvent(r, sel.noise, b),
+                f"noisy release ({sel.noise} noise of scale {b:.4g} on every candidate's statistic)")
     if isinstance(sel, NoisyTopK):
         from ..mechanisms.exponential import report_noisy_topk_gumbel_scale
 

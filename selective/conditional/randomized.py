@@ -139,6 +139,7 @@ class RandomizedInferenceResult:
     pvalue_naive: np.ndarray
     ci: np.ndarray
     log_selection_probability: np.ndarray
+    log_boundary_tail: np.ndarray
     alpha: float
     alternative: str
     event: Any
@@ -253,7 +254,11 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
     RandomizedInferenceResult
         ``pvalue`` (conditional on the selection and on :math:`U`), ``pvalue_naive`` (the
         normal p-value ignoring the selection), ``ci``, ``log_selection_probability`` (log
-        :math:`P_{\theta_0}(S \mid U)`, the mass on which a conditional test rejects).
+        :math:`P_{\theta_0}(S \mid U)`, the mass on which a conditional test rejects; for a
+        ReleaseEvent the log density of the release, in noise-scale units),
+        ``log_boundary_tail`` (log of the unconditional normal tail probability, under the
+        null, beyond the conditional test's rejection boundary at ``alpha``, the smaller over
+        the alternative's sides: how far into the normal tail the test relies on the model).
 
     Notes
     -----
@@ -306,6 +311,7 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         raise ValueError(f"`null_value` must be finite; got {null_value!r}.")
     k_ = len(tg)
     pv, naive, ci, logsel, sd = (np.empty(k_), np.empty(k_), np.empty((k_, 2)), np.empty(k_), np.empty(k_))
+    edge = np.empty(k_)
     for r, k in enumerate(tg):
         sig = math.sqrt(S[k, k])
         law = _law(z, S, k, event, bool(absolute), (z[k], nulls[k]))
@@ -319,12 +325,33 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         else:
             pv[r], naive[r] = min(1.0, 2 * min(p_up, p_low)), min(1.0, 2 * float(special.ndtr(-abs(zs))))
         logsel[r], sd[r] = tot, sig
+        edge[r] = _boundary_tail(law, nulls[k], sig, alpha, alternative)
         ci[r] = _interval(law, z[k], sig, alpha)
     labels = tuple(names[k] for k in tg) if names is not None else tuple(tg)
     return RandomizedInferenceResult(
         candidates=labels, index=tuple(tg), score=z[list(tg)], sd=sd, null_value=nulls[list(tg)], pvalue=pv,
-        pvalue_naive=naive, ci=ci, log_selection_probability=logsel, alpha=alpha, alternative=alternative,
+        pvalue_naive=naive, ci=ci, log_selection_probability=logsel, log_boundary_tail=edge, alpha=alpha,
+        alternative=alternative,
         event=event, method=f"randomized selective inference ({type(event).__name__}, {_noise_of(event)} noise)")
+
+
+def _boundary_tail(law: _ConditionalLaw, null: float, sig: float, alpha: float, alternative: str) -> float:
+    """log of the null normal tail beyond the conditional rejection boundary (the smaller side)."""
+    level = alpha / 2 if alternative == "two-sided" else alpha
+    lo, hi = law.x[0], law.x[-1]
+    out = math.inf
+    for upper in ((True, False) if alternative == "two-sided" else (alternative == "greater",)):
+        def f(x, upper=upper):  # the conditional tail beyond x, minus the level: monotone in x
+            tails = law.log_tails(null, x)
+            return (tails[0] if upper else tails[1]) - math.log(level)
+        fa, fb = f(lo), f(hi)
+        if (fa > 0) == (fb > 0):     # the boundary lies beyond the tabulated range: the grid's edge
+            x = hi if upper else lo
+        else:
+            x = optimize.brentq(f, lo, hi, xtol=1e-9 * sig, rtol=1e-12)
+        z = (x - null) / sig
+        out = min(out, float(special.log_ndtr(-z if upper else z)))
+    return out
 
 
 def _noise_of(event) -> str:

@@ -7,6 +7,7 @@ Each selector is a frozen dataclass whose certificate depends on its parameters 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -181,6 +182,20 @@ class NoisyStatistic:
     def certificate(self) -> PureDP | ZCDP:
         """``PureDP(epsilon)`` (Laplace) or ``ZCDP(rho)`` (Gaussian)."""
         return PureDP(self.epsilon) if self.noise == "laplace" else ZCDP(self.rho)
+
+    def noise_scale(self) -> float:
+        """The scale of the noise :meth:`select` adds, in the statistic's units, known before the
+        data: the discrete Laplace scale (Laplace) or the discrete Gaussian's sigma (Gaussian)
+        times the grid step. On that fine grid the continuous law of the same scale describes
+        the release (randomized selective inference, docs/THEORY.md 3.12)."""
+        zeros = np.zeros(1 if self.index is None else len(self.index), dtype=np.int64 if self.integer else np.float64)
+        g = np.random.default_rng(0)  # the scale does not depend on the draw
+        if self.noise == "laplace":
+            rel = laplace_mechanism(zeros, sensitivity=self.sensitivity, epsilon=self.epsilon, rng=g,
+                                    integer=self.integer)
+            return float(rel.scale) * float(rel.unit)
+        rel = gaussian_mechanism(zeros, sensitivity=self.sensitivity, rho=self.rho, rng=g, integer=self.integer)
+        return math.sqrt(float(rel.sigma2)) * float(rel.unit)
 
     def required_columns(self) -> dict[str, tuple]:
         """The columns ``statistic`` declares it reads (if it has ``required_columns()``)."""
