@@ -309,8 +309,10 @@ class SparseVectorEvent:
 class ReleaseEvent:
     """The noisy scores themselves were released: ``values[j] = score_j + W_j`` with independent
     ``noise`` (Laplace or Gaussian) of ``scale`` (the noisy-statistics mechanism). Conditioning
-    on the whole release makes a test chosen from it valid, whatever the choice; the targets must
-    be named (nothing is "selected"). ``log_prob`` is the log density of the release given the
+    on the whole release makes a test chosen from it valid, whatever the choice, as long as the
+    choice depends on the data only through the release (choosing by the un-noised statistics
+    breaks it: measured, 0.30 at 0.05); the targets must be named (nothing is "selected").
+    ``log_prob`` is the log density of the release given the
     scores, in units of the noise scale (each factor at most 1/2 or :math:`1/\\sqrt{2\\pi}`),
     not a probability."""
 
