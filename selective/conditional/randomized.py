@@ -211,6 +211,8 @@ def _closed_form_law(u, c, event, absolute, lo, hi, n, sig):
     at = event.kink_scores()        # per score: the score at which log pi has a kink (or none)
     if at is not None:
         kinks.append((np.asarray(at) - u)[nz] / c[nz])
+        if absolute:                # |u + c x| = a at both u + c x = a and u + c x = -a
+            kinks.append((-np.asarray(at) - u)[nz] / c[nz])
     if absolute:
         kinks.append(-u[nz] / c[nz])
     extra = np.concatenate(kinks)

@@ -13,21 +13,27 @@ from scipy import integrate, stats
 from selective.conditional import ReleaseEvent, randomized_inference
 
 
-def _reference_tails(z, cov, r, noise, b, k, mu):
+def _reference_tails(z, cov, r, noise, b, k, mu, absolute=False):
     """(P(X >= x_obs), P(X <= x_obs)) for X the k-th score given U and the release, by adaptive
-    quadrature of phi((x - mu)/sd) prod_j f_W(r_j - u_j - c_j x), split at the Laplace kinks."""
+    quadrature of phi((x - mu)/sd) prod_j f_W(r_j - s_j(x)), s = u + c x (or |u + c x| when the
+    release is of absolute scores), split at every kink."""
     sig = math.sqrt(cov[k, k])
     c = cov[:, k] / cov[k, k]
     u = z - c * z[k]
 
     def logf(x):
-        w = (r - u - c * x) / b
+        s = u + c * x
+        w = (r - (np.abs(s) if absolute else s)) / b
         lw = -np.abs(w).sum() if noise == "laplace" else -0.5 * float(w @ w)
         return lw - 0.5 * ((x - mu) / sig) ** 2
 
     lo, hi = min(z[k], mu) - 40 * sig, max(z[k], mu) + 40 * sig
     top = max(logf(x) for x in np.linspace(lo, hi, 40001))
-    kinks = sorted(((r - u)[c != 0] / c[c != 0]).tolist()) if noise == "laplace" else []
+    nz = c != 0
+    kinks = ((r - u)[nz] / c[nz]).tolist() if noise == "laplace" else []
+    if absolute:
+        kinks += (-u[nz] / c[nz]).tolist() + (((-r - u)[nz] / c[nz]).tolist() if noise == "laplace" else [])
+    kinks = sorted(kinks)
 
     def integral(a, e):
         cuts = [a] + [p for p in kinks if a < p < e] + [e]
@@ -65,6 +71,21 @@ def test_tails_match_an_independent_quadrature(case):
             assert got == pytest.approx(ref, rel=1e-9)
         else:
             assert got == pytest.approx(ref, abs=1e-12)
+
+
+@pytest.mark.parametrize("r0, b, z0", [(1.0, 1.0, -1.0), (2.0, 0.05, -2.004), (3.0, 0.02, -3.0001),
+                                        (0.5, 0.3, -0.49), (1.5, 0.4, 1.6)])
+def test_release_of_absolute_scores_has_its_kinks_at_both_signs(r0, b, z0):
+    # |s| released with Laplace noise: log pi has kinks where s = r, s = 0 and s = -r; an
+    # observed score next to -r is where a missing node shows (it did: 5e-6 relative)
+    cov = np.array([[1.0, 0.4], [0.4, 1.0]])
+    z, r = np.array([z0, 0.3]), np.array([r0, 0.8])
+    up_ref, low_ref = _reference_tails(z, cov, r, "laplace", b, 0, 0.0, absolute=True)
+    event = ReleaseEvent(r, "laplace", b)
+    up = randomized_inference(z, cov, event, targets=[0], alternative="greater", absolute=True).pvalue[0]
+    low = randomized_inference(z, cov, event, targets=[0], alternative="less", absolute=True).pvalue[0]
+    assert up == pytest.approx(up_ref, rel=1e-9)
+    assert low == pytest.approx(low_ref, rel=1e-9)
 
 
 @pytest.mark.parametrize("noise", ["laplace", "gaussian"])
