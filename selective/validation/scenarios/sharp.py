@@ -62,8 +62,34 @@ def replicate_by_feature(scenario, rngs) -> Outcomes:
 _EXTRA = ("pvalue_winners", "pvalue_fission", "pvalue_oracle")
 
 
+class TwoArmOutcomes:
+    """Properties shared by the scenarios of many outcomes in two arms (fields ``n_per_arm``,
+    ``n_features``, ``effects``): rows, candidates, outcome names and the stated truth."""
+
+    __slots__ = ()
+
+    def _truth(self, law: str, detail: str = "") -> str:
+        k = len(self.effects)
+        if k == 0:
+            return f"Global null: all {self.n_features} outcomes have equal {law} in both arms."
+        return (f"Outcomes 0..{k - 1} have real differences {self.effects}{detail}; the other {self.n_features - k} "
+                "are null.")
+
+    @property
+    def n_rows(self) -> int:
+        return 2 * self.n_per_arm
+
+    @property
+    def n_candidates(self) -> int:
+        return self.n_features
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f"y{j:02d}" for j in range(self.n_features))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SharpTopK(Scenario):
+class SharpTopK(TwoArmOutcomes, Scenario):
     """Top-1 of correlated normal outcomes by ``|Welch t|``: ledger, winners, fission, splitting, oracle.
 
     Data, selection and columns as in the module docstring (one replication: :meth:`analyse`).
@@ -108,23 +134,7 @@ class SharpTopK(Scenario):
 
     @property
     def truth(self) -> str:
-        k = len(self.effects)
-        if k == 0:
-            return f"Global null: all {self.n_features} outcomes have equal means in both arms."
-        return (f"Outcomes 0..{k - 1} have real differences {self.effects}; the other {self.n_features - k} "
-                "are null.")
-
-    @property
-    def n_rows(self) -> int:
-        return 2 * self.n_per_arm
-
-    @property
-    def n_candidates(self) -> int:
-        return self.n_features
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(f"y{j:02d}" for j in range(self.n_features))
+        return self._truth("means")
 
     def certificates(self) -> tuple[Any, ...]:
         return (DescriptionLength(self.n_features),)

@@ -35,7 +35,7 @@ import pandas as pd
 from ..._validation import check_in_interval, check_int, check_positive
 from ..splitting import split_rows
 from .base import _STANDARD, Scenario
-from .sharp import replicate_by_feature, welch_test
+from .sharp import TwoArmOutcomes, replicate_by_feature, welch_test
 
 __all__ = ["SharpNoisyTopK"]
 
@@ -43,7 +43,7 @@ _EXTRA = ("pvalue_randomized", "pvalue_oracle")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SharpNoisyTopK(Scenario):
+class SharpNoisyTopK(TwoArmOutcomes, Scenario):
     """Noisy top-1 (exponential mechanism) of clipped normal outcomes by the absolute difference of means:
     ledger, randomized conditional inference, splitting, oracle (module docstring).
 
@@ -90,23 +90,7 @@ class SharpNoisyTopK(Scenario):
 
     @property
     def truth(self) -> str:
-        k = len(self.effects)
-        if k == 0:
-            return f"Global null: all {self.n_features} outcomes have equal laws in both arms."
-        return (f"Outcomes 0..{k - 1} have real differences {self.effects} (before clipping at +-{self.clip:g}); "
-                f"the other {self.n_features - k} are null.")
-
-    @property
-    def n_rows(self) -> int:
-        return 2 * self.n_per_arm
-
-    @property
-    def n_candidates(self) -> int:
-        return self.n_features
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(f"y{j:02d}" for j in range(self.n_features))
+        return self._truth("laws", f" (before clipping at +-{self.clip:g})")
 
     @property
     def sensitivity(self) -> float:
