@@ -244,3 +244,37 @@ def _width_em(latex: str) -> float:
                 em += 0.5
         widest = max(widest, em)
     return widest
+
+
+def conditional_notes(notes: Any, names: list[str]) -> list[str]:
+    """What the conditional column's cells rest on, for renderings without the note column:
+    each distinct method ("given the top-1 ranking of step 1 ...") with the rows it applies to,
+    and the reason for each withheld cell. ``notes`` are the rows' notes, ``names`` the row
+    names as shown."""
+    methods: dict[str, list[str]] = {}
+    withheld: dict[str, list[str]] = {}
+    for name, note in zip(names, notes, strict=True):
+        if not isinstance(note, str):
+            continue
+        start = note.find("conditional")
+        while start > 0 and note[start - 2:start] != "; ":
+            start = note.find("conditional", start + 1)
+        if start < 0:
+            continue
+        text = note[start:]
+        cut = text.find("; conditional ")
+        method, reason = (text, "") if cut < 0 else (text[:cut], text[cut + 2:])
+        if method.startswith("conditional withheld"):
+            method, reason = "", method
+        if method:
+            methods.setdefault(method.removeprefix("conditional: "), []).append(name)
+        if reason:
+            withheld.setdefault(reason, []).append(name)
+    out = [f"Conditional p-values ({', '.join(rows)}): {m}." for m, rows in methods.items()]
+    out += [f"{r[0].upper()}{r[1:]} ({', '.join(rows)})." for r, rows in withheld.items()]
+    return out
+
+
+def row_numbers(n: int) -> list[str]:
+    """Rows named by position ("row 1", ...) in notes under Markdown and HTML tables."""
+    return [f"row {i}" for i in range(1, n + 1)]

@@ -39,10 +39,12 @@ from .formatting import (
     _latex_cell,
     _latex_header,
     _width_em,
+    conditional_notes,
     format_number,
     format_pvalue,
     latex_escape,
     markdown_table,
+    row_numbers,
     text_table,
 )
 
@@ -168,10 +170,23 @@ class RenderMixin:
         str
             Pipes inside labels are escaped (``\\|``), so every row has the same number of cells.
         """
-        text = markdown_table(self._display(self._resolve("markdown", columns)))
+        cols = self._resolve("markdown", columns)
+        text = markdown_table(self._display(cols))
+        for note in self._conditional_notes(cols, row_numbers(len(getattr(self, "frame", ())))):
+            text += "\n\n" + note
         if footnote and self.footnote:
             text += "\n\n" + self.footnote
         return text
+
+    def _conditional_notes(self, columns: Any, names: list[str]) -> list[str]:
+        """What the conditional cells rest on and why some are withheld, when the note column is
+        not shown (docs: the reasons must travel with the numbers)."""
+        frame = getattr(self, "frame", None)
+        if frame is None or "note" not in frame or not hasattr(self, "columns_for"):
+            return []
+        cols = self.columns_for(columns)
+        shown = "pvalue_conditional" in cols and "note" not in cols
+        return conditional_notes(frame["note"].tolist(), names) if shown else []
 
     def _legend_notes(self, labels: list[str]) -> str:
         return "; ".join(f"H{i}: {latex_escape(lab)}" for i, lab in enumerate(labels, 1)) + "."
@@ -285,6 +300,7 @@ class RenderMixin:
             notes.append(self._legend_notes(row_labels))
         shown_names = first if labels == "legend" else row_labels
         notes += [latex_escape(n) for n in self._extra_notes(self._resolve("latex", columns), shown_names)]
+        notes += [latex_escape(n) for n in self._conditional_notes(self._resolve("latex", columns), shown_names)]
         if footnote and self.footnote:
             notes.append(latex_escape(self.footnote))
         if notes:
@@ -311,9 +327,12 @@ class RenderMixin:
         -------
         str
         """
-        d = self._display(self._resolve("html", columns))
+        cols = self._resolve("html", columns)
+        d = self._display(cols)
         d = d.reset_index()
         text = d.to_html(escape=True, index=False, border=0, classes="selective-table", na_rep="")
+        for note in self._conditional_notes(cols, row_numbers(len(getattr(self, "frame", ())))):
+            text += f"\n<p class=\"selective-note\">{html.escape(note)}</p>"
         if footnote and self.footnote:
             text += f"\n<p class=\"selective-footnote\">{html.escape(self.footnote)}</p>\n"
         return text

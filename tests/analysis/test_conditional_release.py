@@ -90,3 +90,22 @@ def test_release_link_errors_name_what_is_needed():
         opaque = b.select(NoisyStatistic(lambda d: d[COLS].mean(), sensitivity=0.1, epsilon=1.0, index=tuple(COLS)))
     with pytest.raises(TypeError, match="inference on winners needs a TwoGroupScores"):
         b.test(_welch("x0"), conditional_on=opaque)
+
+
+def test_renderings_say_what_the_conditional_cells_rest_on_and_why_one_is_withheld():
+    # the default Markdown, LaTeX and HTML sets leave out the note column: the conditional
+    # column's method and each withheld cell's reason must still appear under the table
+    frame = _frame(np.random.default_rng(11), n=300, effect=0.6)   # a release far out: withheld
+    _, _, f = _run(frame, 4, _release(300, epsilon=5.0))
+    assert np.isnan(f.pvalue_conditional.iloc[0]) and "withheld: given the release" in f.note.iloc[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Analysis(frame, rng=4)
+        sel = a.select(_release(300, epsilon=5.0))
+    a.test(_welch(sel.value.abs().idxmax()), conditional_on=sel)
+    table = a.report()
+    for text, row in ((table.to_markdown(), "row 1"), (table.to_html(), "row 1"), (table.to_latex(), "H1")):
+        assert "Conditional p-values (" in text and "noisy release" in text
+        assert "Conditional p-value and interval withheld: given the release" in text
+        assert f"where the z-test is trusted ({row})" in text
+    assert "Conditional p-values" not in table.to_markdown(columns="all")   # the note column is shown there
