@@ -220,6 +220,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     names = [args.scenario] if args.scenario else list(SCENARIOS)
     for n in names:
         get_scenario(n)  # unknown names fail before anything runs
+    for flag in ("plot", "power_plot", "output"):  # a missing folder fails before a long run, not after it
+        path = getattr(args, flag)
+        folder = os.path.dirname(os.path.abspath(path)) if path else None
+        if folder and not os.path.isdir(folder):
+            raise ValueError(f"`--{flag.replace('_', '-')}` must be a file in an existing folder; got {path!r} "
+                             f"(no folder {folder!r}).")
     results = validate(names, n_reps=args.reps, alpha=args.alpha, seed=args.seed, n_jobs=args.jobs,
                        progress=not args.quiet)
     table = verdicts(results)
@@ -242,10 +248,24 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         fig.savefig(args.plot, dpi=120, bbox_inches="tight")
         if not args.quiet:
             print(f"plot written to {args.plot}", file=sys.stderr)
+    figure = None
+    if args.power_plot:
+        from .validation.validate import plot_power, power_table
+
+        power = power_table(results, alpha=VALIDITY_LEVELS[0])
+        if power.empty:
+            print("no power plot: none of these scenarios has real effects", file=sys.stderr)
+        else:
+            plot_power(power, alpha=VALIDITY_LEVELS[0]).savefig(args.power_plot, dpi=120, bbox_inches="tight")
+            figure = args.power_plot
+            if not args.quiet:
+                print(f"power plot written to {args.power_plot}", file=sys.stderr)
     if args.output:
         from .validation.validate import release_table
 
-        text = release_table(results, command=_validate_command(args), seed=args.seed)
+        if figure is not None:
+            figure = os.path.relpath(figure, os.path.dirname(os.path.abspath(args.output))).replace(os.sep, "/")
+        text = release_table(results, command=_validate_command(args), seed=args.seed, power_figure=figure)
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
         if not args.quiet:
@@ -264,6 +284,8 @@ def _validate_command(args: argparse.Namespace) -> str:
     if args.reps:
         parts += ["--reps", str(args.reps)]
     parts += ["--alpha", f"{args.alpha:g}", "--seed", str(args.seed), "--output", args.output]
+    if args.power_plot:
+        parts += ["--power-plot", args.power_plot]
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -291,7 +313,7 @@ def add_validate_command(subparsers) -> argparse.ArgumentParser:
     """Register ``validate`` on an argparse subparsers object (``parser.add_subparsers()``).
 
     ``selective validate [--scenario NAME] [--reps N] [--jobs J] [--alpha A] [--seed S]
-    [--plot FILE] [--output FILE] [--quiet]`` runs the scenario library (or one scenario)
+    [--plot FILE] [--power-plot FILE] [--output FILE] [--quiet]`` runs the scenario library (or one scenario)
     through :func:`selective.validation.validate.validate` and prints the type-I error and
     power table of each; ``--output`` also writes the Markdown release table
     (:func:`selective.validation.validate.release_table`). The handler is stored as ``func``
@@ -320,6 +342,9 @@ def add_validate_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=_level, default=0.05, help="level (default 0.05)")
     p.add_argument("--seed", type=int, default=2024, help="root seed (default 2024)")
     p.add_argument("--plot", metavar="FILE", help="write the rejection-rate plot to FILE (png, pdf, svg)")
+    p.add_argument("--power-plot", metavar="FILE",
+                   help="write the power dot plot (every column in every scenario with real effects, at alpha "
+                        "0.05) to FILE (png, pdf, svg); with --output the table embeds it")
     p.add_argument("--output", metavar="FILE",
                    help="write the Markdown release table to FILE: every column of every scenario with its "
                         "rejection rate, Monte-Carlo interval, verdict and reason, the seed and this command line")

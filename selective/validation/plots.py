@@ -16,7 +16,7 @@ import numpy as np
 from .._validation import check_choice
 from .outcomes import COLUMN_LABELS, MEASURES
 
-__all__ = ["plot_rejection_curves", "plot_validation"]
+__all__ = ["plot_rejection_curves", "plot_validation", "plot_power"]
 
 
 def plot_rejection_curves(result: Any, *, measure: str = "type_one_error", ax: Any = None,
@@ -100,4 +100,76 @@ def plot_validation(results: dict[str, Any], *, measure: str = "type_one_error",
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
     fig.tight_layout()
+    return fig
+
+
+def plot_power(power: Any, *, alpha: float | None = None, title: str | None = None) -> Any:
+    """A dot plot of the power of every column in every scenario with real effects.
+
+    One row per scenario, one marker per column at its power, with its Monte-Carlo interval as a
+    horizontal line. Columns that are not valid in a scenario (the naive test) are drawn hollow:
+    their power is not a merit. Baselines (data splitting, data fission, the oracle) are drawn
+    as squares, the package's routes as circles.
+
+    Parameters
+    ----------
+    power : pandas.DataFrame
+        A :func:`selective.validation.validate.power_table`.
+    alpha : float, optional
+        The level of the table, for the axis label.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib
+
+    if "matplotlib.pyplot" not in sys.modules and not os.environ.get("DISPLAY"):
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if power is None or len(power) == 0:
+        raise ValueError("`power` must have at least one row (a scenario with real effects); got an empty table.")
+    scenarios = list(dict.fromkeys(power.scenario))
+    columns = list(dict.fromkeys(power.column))
+    colors = plt.get_cmap("tab10" if len(columns) <= 10 else "tab20")
+    # each scenario gets a band with one line per column it has, so that no two markers share a line
+    ys, centres, edges, top = {}, [], [], 0.0
+    for s in scenarios:
+        present = [c for c in columns if ((power.scenario == s) & (power.column == c)).any()]
+        for i, c in enumerate(present):
+            ys[s, c] = top + 0.5 + i
+        centres.append(top + len(present) / 2)
+        top += len(present) + 0.6
+        edges.append(top - 0.3)
+    fig, ax = plt.subplots(figsize=(8.0, 0.6 + 0.12 * top))
+    for j, c in enumerate(columns):
+        g = power[power.column == c]
+        y = np.array([ys[s, c] for s in g.scenario])
+        color = colors(j % colors.N)
+        marker = "s" if bool(g.baseline.iloc[0]) else "o"
+        label = str(g.method.iloc[0])
+        ax.hlines(y, g.ci_low, g.ci_high, color=color, linewidth=1.2)
+        valid = g.valid.to_numpy(bool)
+        if valid.any():
+            ax.plot(g.rate[valid], y[valid], marker, color=color, ms=5, label=label, linestyle="none")
+        if (~valid).any():
+            ax.plot(g.rate[~valid], y[~valid], marker, markerfacecolor="white", markeredgecolor=color, ms=5,
+                    linestyle="none", label=label + " (not valid)")
+    ax.set_yticks(centres)
+    ax.set_yticklabels(scenarios, fontsize=8)
+    ax.tick_params(axis="y", length=0)
+    ax.set_ylim(top - 0.3, -0.3)
+    for e in edges[:-1]:
+        ax.axhline(e, color="0.8", linewidth=0.6)
+    ax.set_xlim(-0.02, 1.02)
+    ax.grid(axis="x", color="0.92", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.set_xlabel("power" + ("" if alpha is None else f" at alpha = {alpha:g}") + " (lines: Monte-Carlo intervals)")
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False)
     return fig

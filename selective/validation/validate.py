@@ -17,10 +17,11 @@ from scipy import stats
 from .._validation import check_int
 from .harness import SimulationResult, simulate
 from .outcomes import COLUMN_LABELS, PVALUE_COLUMNS, replication_seed, root_sequence
-from .plots import plot_validation
+from .plots import plot_power, plot_validation
 from .scenarios import SCENARIOS, get_scenario
 
-__all__ = ["validate", "plot_validation", "verdicts", "release_table", "VALIDITY_LEVELS", "FAILURE_P"]
+__all__ = ["validate", "plot_validation", "plot_power", "verdicts", "power_table", "best_route", "release_table",
+           "VALIDITY_LEVELS", "FAILURE_P", "BASELINES"]
 
 #: Levels at which every column labelled valid must hold its level in every scenario.
 VALIDITY_LEVELS = (0.05, 0.01)
@@ -140,36 +141,111 @@ def verdicts(results: dict[str, SimulationResult], *, levels: Sequence[float] = 
                                        "p_above", "reason"])
 
 
-def _power_section(results: dict, table: pd.DataFrame, columns: list, labels: dict, a0: float) -> list[str]:
-    """The power of every column at ``a0`` in the scenarios with real effects (rows: scenarios)."""
+#: Columns that are baselines of the power table, not routes of the package: data splitting and
+#: fission (they test on data the exploration did not see) and the oracle (no selection at all).
+BASELINES = ("pvalue_split", "pvalue_fission", "pvalue_oracle")
+
+
+def power_table(results: dict[str, SimulationResult], *, alpha: float = 0.05,
+                levels: Sequence[float] = VALIDITY_LEVELS, failure_p: float = FAILURE_P) -> pd.DataFrame:
+    """The power of every column at ``alpha`` in the scenarios with real effects, as a tidy frame.
+
+    One row per (scenario, column) where the column tested a real effect at least once and is not
+    withheld: ``scenario``, ``column``, ``method`` (its label), ``valid`` (its verdict of
+    :func:`verdicts` is "holds" or "no null trials"), ``baseline`` (one of :data:`BASELINES`),
+    ``rate``, ``ci_low``, ``ci_high`` (Monte-Carlo interval) and ``n_trials`` (tested real
+    effects). Scenarios without real effects have no rows.
+
+    Parameters
+    ----------
+    results : dict of str to SimulationResult
+        From :func:`validate`.
+    alpha : float
+        The level of the power (one of the results' levels).
+    levels, failure_p
+        As for :func:`verdicts` (they decide which columns are valid).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    table = verdicts(results, levels=levels, failure_p=failure_p)
     rows = []
     for name, res in results.items():
-        cells, any_power = [], False
         mine = table[table.scenario == name].set_index("column")
-        for c in columns:
+        for c in res.columns:
             try:
-                r = res.rate(c, measure="power", alpha=a0)
+                r = res.rate(c, measure="power", alpha=alpha)
             except KeyError:
-                cells.append("")
                 continue
-            if not r.n_trials or (c in mine.index and mine.loc[c, "verdict"] == "withheld"):
-                cells.append("")
+            verdict = mine.loc[c, "verdict"] if c in mine.index else ""
+            if not r.n_trials or verdict == "withheld":
                 continue
-            any_power = True
-            valid = c in mine.index and mine.loc[c, "verdict"] in ("holds", "no null trials")
-            cells.append(f"{_cell(float(r.rate))}" + ("" if valid else " (not valid)"))
-        if any_power:
-            rows.append((name, res.n_reps, cells))
-    if not rows:
+            rows.append({"scenario": name, "column": c,
+                         "method": mine.loc[c, "method"] if c in mine.index else COLUMN_LABELS.get(c, c),
+                         "valid": verdict in ("holds", "no null trials"), "baseline": c in BASELINES,
+                         "rate": float(r.rate), "ci_low": float(r.ci_low), "ci_high": float(r.ci_high),
+                         "n_trials": int(r.n_trials)})
+    return pd.DataFrame(rows, columns=["scenario", "column", "method", "valid", "baseline", "rate", "ci_low",
+                                       "ci_high", "n_trials"])
+
+
+def best_route(power: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario of a :func:`power_table`: the most powerful valid column that is a route of the
+    package (not naive, not a baseline), its power, and data splitting's power.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by scenario: ``column``, ``method``, ``rate``, ``split`` (NaN when the scenario
+        has no splitting column) and ``at_least_split`` (``rate >= split``).
+    """
+    rows = {}
+    for name, g in power.groupby("scenario", sort=False):
+        routes = g[g.valid & ~g.baseline & (g.column != "pvalue_naive")]
+        split = g.loc[g.column == "pvalue_split", "rate"]
+        s = float(split.iloc[0]) if len(split) else math.nan
+        if routes.empty:
+            rows[name] = {"column": "", "method": "", "rate": math.nan, "split": s, "at_least_split": False}
+            continue
+        top = routes.loc[routes.rate.idxmax()]
+        rows[name] = {"column": top.column, "method": top.method, "rate": float(top.rate), "split": s,
+                      "at_least_split": bool(math.isnan(s) or top.rate >= s)}
+    return pd.DataFrame.from_dict(rows, orient="index",
+                                  columns=["column", "method", "rate", "split", "at_least_split"])
+
+
+def _power_section(results: dict, power: pd.DataFrame, columns: list, labels: dict, a0: float,
+                   figure: str | None) -> list[str]:
+    """The power of every column at ``a0`` in the scenarios with real effects (rows: scenarios)."""
+    if power.empty:
         return []
-    keep = [j for j in range(len(columns)) if any(cells[j] for _, _, cells in rows)]
-    return [f"## Power at alpha = {a0:g}", "",
-            "Share of the replications in which a column rejected a hypothesis with a real effect, in the "
-            "scenarios that have real effects; a column that is not valid is marked so (its power is not a "
-            "merit). The oracle tests the true effect without any selection.", "",
-            "| scenario | reps | " + " | ".join(_md(labels[columns[j]]) for j in keep) + " |",
-            "|---|---:|" + "---:|" * len(keep),
-            *(f"| {_md(name)} | {n} | " + " | ".join(cells[j] for j in keep) + " |" for name, n, cells in rows), ""]
+    keep = [c for c in columns if c in set(power.column)]
+    best = best_route(power)
+    lines = []
+    for name, g in power.groupby("scenario", sort=False):
+        by = g.set_index("column")
+        cells = ["" if c not in by.index else
+                 _cell(float(by.loc[c, "rate"])) + ("" if by.loc[c, "valid"] else " (not valid)") for c in keep]
+        b = best.loc[name]
+        top = "none" if not b.column else f"{_md(b.method)}: {_cell(b.rate)}"
+        verdict = "" if not b.column or math.isnan(b.split) else (" (at least splitting)" if b.at_least_split
+                                                                   else " (**below splitting**)")
+        lines.append(f"| {_md(name)} | {results[name].n_reps} | " + " | ".join(cells) + f" | {top}{verdict} |")
+    n_ok = int(best.at_least_split.sum())
+    out = [f"## Power at alpha = {a0:g}", "",
+           "Share of the replications in which a column rejected a hypothesis with a real effect, in the "
+           "scenarios that have real effects; a column that is not valid is marked so (its power is not a "
+           "merit). Data splitting and data fission test on data the exploration did not see; the oracle tests "
+           "the true effect without any selection. The last column names the most powerful valid route of the "
+           "package (not the naive test, not one of these baselines).", "",
+           f"**In {n_ok} of {len(best)} scenario(s) with real effects the most powerful valid route has at least "
+           "the power of data splitting.**", ""]
+    if figure:
+        out += [f"![Power of every column at alpha = {a0:g}, with Monte-Carlo intervals]({figure})", ""]
+    out += ["| scenario | reps | " + " | ".join(_md(labels.get(c, c)) for c in keep) + " | most powerful valid route |",
+            "|---|---:|" + "---:|" * len(keep) + "---|", *lines, ""]
+    return out
 
 
 def _cell(x: float) -> str:
@@ -189,7 +265,8 @@ def _md(text: Any) -> str:
 
 
 def release_table(results: dict[str, SimulationResult], *, command: str, seed: Any,
-                  levels: Sequence[float] = VALIDITY_LEVELS, failure_p: float = FAILURE_P) -> str:
+                  levels: Sequence[float] = VALIDITY_LEVELS, failure_p: float = FAILURE_P,
+                  power_figure: str | None = None) -> str:
     """The Markdown release table of a run of :func:`validate` (``selective validate --output``).
 
     A header (the command line that produced it, the root seed, the rule behind the verdicts
@@ -208,6 +285,9 @@ def release_table(results: dict[str, SimulationResult], *, command: str, seed: A
         The root seed given to :func:`validate`.
     levels, failure_p
         As for :func:`verdicts`.
+    power_figure : str, optional
+        Path of the power figure (:func:`~selective.validation.plots.plot_power`), relative to
+        the document, embedded in the power section.
 
     Returns
     -------
@@ -260,7 +340,8 @@ def release_table(results: dict[str, SimulationResult], *, command: str, seed: A
             cells.append(rate + mark)
         out.append(f"| {_md(name)} | {res.n_reps} | " + " | ".join(cells) + " |")
     out.append("")
-    out += _power_section(results, table, columns, labels, a0)
+    out += _power_section(results, power_table(results, alpha=a0, levels=levels, failure_p=failure_p), columns,
+                          labels, a0, power_figure)
     for name, res in results.items():
         sc = get_scenario(name) if name in SCENARIOS else None
         pos = order.index(name) if name in order else None

@@ -1,0 +1,91 @@
+"""The power table, its best-route summary and its figure (``selective validate --power-plot``).
+
+No statistical assertions: the numbers are checked against the results they were read from.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from selective.cli import main
+from selective.validation.validate import best_route, plot_power, power_table, release_table, validate
+
+pytest.importorskip("matplotlib")
+
+
+@pytest.fixture(scope="module")
+def results():
+    return validate(["preregistered", "topk_signal"], n_reps=120, progress=False, seed=11)
+
+
+def test_power_table_reads_the_results(results):
+    pw = power_table(results)
+    assert set(pw.scenario) == {"topk_signal"}  # the null scenario tests no real effect
+    res = results["topk_signal"]
+    for _, row in pw.iterrows():
+        r = res.rate(row.column, measure="power", alpha=0.05)
+        assert row.rate == r.rate and row.n_trials == r.n_trials and row.ci_low <= row.rate <= row.ci_high
+    by = pw.set_index("column")
+    assert not by.loc["pvalue_naive", "valid"] and by.loc["pvalue_best", "valid"]
+    assert by.loc["pvalue_split", "baseline"] and not by.loc["pvalue_maxinfo", "baseline"]
+    # a stricter level gives less power, column by column
+    strict = power_table(results, alpha=0.01).set_index("column")
+    assert (strict.rate <= by.rate).all()
+
+
+def test_best_route_is_the_most_powerful_valid_route(results):
+    pw = power_table(results)
+    best = best_route(pw).loc["topk_signal"]
+    routes = pw[pw.valid & ~pw.baseline & (pw.column != "pvalue_naive")]
+    assert best.rate == routes.rate.max() and best.column in set(routes.column)
+    split = float(pw.loc[pw.column == "pvalue_split", "rate"].iloc[0])
+    assert best.split == split and best.at_least_split == (best.rate >= split)
+    # with every route made invalid there is no best route
+    none = best_route(pw.assign(valid=False)).loc["topk_signal"]
+    assert none.column == "" and math.isnan(none.rate) and not none.at_least_split
+
+
+def test_release_table_power_section_names_the_best_route_and_the_figure(results):
+    text = release_table(results, command="selective validate", seed=11, power_figure="power.png")
+    section = text[text.index("## Power at alpha = 0.05"):text.index("## preregistered")]
+    best = best_route(power_table(results)).loc["topk_signal"]
+    assert "![Power of every column at alpha = 0.05" in section and "(power.png)" in section
+    assert f"In {int(best.at_least_split)} of 1 scenario(s)" in section
+    row = next(line for line in section.splitlines() if line.startswith("| topk_signal"))
+    assert row.rstrip(" |").endswith(f"{best.method}: {best.rate:.3f} "
+                                      + ("(at least splitting)" if best.at_least_split else "(**below splitting**)"))
+    assert "![" not in release_table(results, command="selective validate", seed=11)
+
+
+def test_plot_power_draws_one_marker_per_column(results):
+    pw = power_table(results)
+    fig = plot_power(pw, alpha=0.05)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["topk_signal"]
+    labels = fig.legends[0].get_texts()
+    assert "naive (not valid)" in [t.get_text() for t in labels]
+    drawn = sorted(float(x) for line in ax.get_lines() for x in line.get_xdata() if line.get_marker() in "os")
+    assert drawn == sorted(pw.rate.tolist())
+    with pytest.raises(ValueError, match="`power`"):
+        plot_power(pd.DataFrame(columns=pw.columns))
+
+
+def test_power_plot_from_the_command_line(tmp_path):
+    out, fig = tmp_path / "v.md", tmp_path / "img" / "power.png"
+    fig.parent.mkdir()
+    code = main(["validate", "--scenario", "topk_signal", "--reps", "40", "--seed", "5", "--output", str(out),
+                 "--power-plot", str(fig), "--quiet"])
+    assert code == 0 and fig.stat().st_size > 0
+    text = out.read_text()
+    assert "(img/power.png)" in text and f"--power-plot {fig}" in text
+
+
+def test_missing_output_folder_fails_before_the_run(tmp_path, capsys):
+    code = main(["validate", "--scenario", "topk_signal", "--reps", "40", "--power-plot",
+                 str(tmp_path / "nowhere" / "p.png"), "--quiet"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "`--power-plot` must be a file in an existing folder" in err and "nowhere" in err
