@@ -59,7 +59,7 @@ from ..selectors.dp import NoisyStatistic, SparseVectorScreen
 from ..selectors.scores import CandidateScores, TwoGroupScores
 from ..selectors.streaming import is_dask_frame
 from ..selectors.topk import NoisyTopK, TopK
-from .report import CONDITIONAL_COLUMNS
+from .report import CONDITIONAL_COLUMNS, HYBRID_COLUMNS
 from .sources import CollectTooLargeError, collect_columns
 
 __all__ = ["CONDITIONAL_COLUMNS", "MAX_CANDIDATES", "WinnersLink", "link_winners", "conditional_cells"]
@@ -242,7 +242,8 @@ def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: floa
         if link is None:
             out.append(None)
             continue
-        cell = {c: math.nan for c in CONDITIONAL_COLUMNS}
+        hybrid = () if isinstance(link.selector, _RANDOMIZED) else HYBRID_COLUMNS  # winners of a TopK screen
+        cell = {c: math.nan for c in CONDITIONAL_COLUMNS + hybrid}
         reason = _scope_reason(link, n_steps=n_steps, void=void, units=units) or too_large
         if reason is None:
             reason = _fill(cell, link, rows, alpha, cache)
@@ -301,15 +302,42 @@ def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache
     what = (f"conditional: given the top-{k} ranking of step {link.step + 1} (inference on winners, Andrews, "
             "Kitagawa and McCloskey 2024), assumes the candidates' statistics jointly normal with the estimated "
             "covariance")
+    hybrid = _fill_hybrid(cell, res, r, nulls[j], scale[j], u0, alpha, link.alternative)
     if level_ok or res.pvalue_naive[r] >= u0:
         cell["pvalue_conditional"] = float(res.pvalue_conditional[r])
     if level_ok:
         cell["ci_conditional_low"], cell["ci_conditional_high"] = (float(v) * scale[j] for v in res.ci_conditional[r])
-        return what
+        return f"{what}; {hybrid}"
     shown = "interval" if cell["pvalue_conditional"] == cell["pvalue_conditional"] else "p-value and interval"
     return (f"{what}; conditional {shown} withheld: the selection event has null probability "
             f"{math.exp(log_level) / alpha:.2g}, so a test at {alpha:g} uses the normal tail at "
-            f"{math.exp(log_level):.2g}, below {u0:.2g} where the z-test is trusted")
+            f"{math.exp(log_level):.2g}, below {u0:.2g} where the z-test is trusted; {hybrid}")
+
+
+def _fill_hybrid(cell: dict, res: Any, r: int, mu0: float, scale: float, u0: float, alpha: float,
+                 alternative: str) -> str:
+    """The hybrid cells of inference on winners (AKM Section 4, docs/THEORY.md 3.9) and their note.
+
+    The hybrid test at ``alpha`` rejects on two events: the projection test (the normal tail
+    beyond the Bonferroni critical value, null probability beta / K, or beta / (2K) one-sided),
+    and the conditional test at (alpha - beta) / (1 - beta) within the projection interval (null
+    probability that level times the normal mass of the truncation interval cut to the projection
+    interval). Both must lie in tails where the z-test is trusted, or the cells are withheld.
+    """
+    beta, n = float(res.beta), int(res.n_candidates)
+    crit = float(scipy.special.ndtri(1.0 - beta / (2.0 * n)))
+    sd = float(res.sd[r])
+    lo, hi = max(float(res.vlo[r]), mu0 - crit * sd), min(float(res.vup[r]), mu0 + crit * sd)
+    log_proj = math.log(beta / n if alternative == "two-sided" else beta / (2.0 * n))
+    log_cond = math.log((alpha - beta) / (1.0 - beta)) + (_log_mass(lo, hi, mu0, sd) if lo < hi else -math.inf)
+    what = f"hybrid: beta = {beta:g}, Bonferroni projection over {n} candidates"
+    worst = min(log_proj, log_cond)
+    if u0 > 0 and worst < math.log(u0):
+        return (f"{what}, withheld: a hybrid test at {alpha:g} uses the normal tail at {math.exp(worst):.2g}, below "
+                f"{u0:.2g} where the z-test is trusted")
+    cell["pvalue_hybrid"] = float(res.pvalue_hybrid[r])
+    cell["ci_hybrid_low"], cell["ci_hybrid_high"] = (float(v) * scale for v in res.ci_hybrid[r])
+    return what
 
 
 def _stats(link: WinnersLink, data: pd.DataFrame, cache: dict):

@@ -18,7 +18,8 @@ Column sets (the ``columns`` argument of the renderings):
   as one column).
 
 A table whose analysis used fission (``Analysis.fission``) or ran a test with ``conditional_on``
-also has the :data:`FISSION_COLUMNS` or :data:`CONDITIONAL_COLUMNS` (before "note"); "short" and
+also has the :data:`FISSION_COLUMNS` or :data:`CONDITIONAL_COLUMNS` (and :data:`HYBRID_COLUMNS` after a
+:class:`~selective.selectors.TopK` screen) before "note"; "short" and
 "compact" then show their p-values after the best valid one, and "all" every such column.
 """
 
@@ -58,6 +59,7 @@ __all__ = [
     "latex_escape",
     "TABLE_COLUMNS",
     "CONDITIONAL_COLUMNS",
+    "HYBRID_COLUMNS",
     "FISSION_COLUMNS",
     "OPTIONAL_COLUMNS",
     "LATEX_PACKAGES",
@@ -85,33 +87,22 @@ TABLE_COLUMNS = (
 #: Columns present only when a test was run with ``Analysis.test(..., conditional_on=...)``:
 #: the p-value and interval conditional on a top-k screen (inference on winners), before "note".
 CONDITIONAL_COLUMNS = ("pvalue_conditional", "ci_conditional_low", "ci_conditional_high")
+#: With them after a (non-randomized) top-k screen: the hybrid p-value and interval of inference on winners.
+HYBRID_COLUMNS = ("pvalue_hybrid", "ci_hybrid_low", "ci_hybrid_high")
 #: Present only in an analysis with ``Analysis.fission``: the test's p-value on the confirmation copy.
 FISSION_COLUMNS = ("pvalue_fission",)
 #: Every column a table may have beyond :data:`TABLE_COLUMNS`, in table order (before "note").
-OPTIONAL_COLUMNS = FISSION_COLUMNS + CONDITIONAL_COLUMNS
+OPTIONAL_COLUMNS = FISSION_COLUMNS + CONDITIONAL_COLUMNS + HYBRID_COLUMNS
 
 _HEADERS = {
-    "estimate": "Estimate",
-    "ci_low": "CI low (naive)",
-    "ci_high": "CI high (naive)",
-    "statistic": "Statistic",
-    "df": "df",
-    "n_obs": "N",
-    "pvalue_naive": "p (naive)",
-    "pvalue_maxinfo": "p (max-info)",
-    "pvalue_mutual_info": "p (mutual info)",
-    "pvalue_bonferroni": "p (Bonferroni)",
-    "pvalue_best": "p (best valid)",
-    "best_route": "best route",
-    "pvalue_adjusted": "p (adjusted)",
-    "ci_corrected_low": "CI low (corrected)",
-    "ci_corrected_high": "CI high (corrected)",
-    "ci_corrected": "CI (corrected)",
-    "pvalue_fission": "p (fission)",
-    "pvalue_conditional": "p (conditional)",
-    "ci_conditional_low": "CI low (conditional)",
-    "ci_conditional_high": "CI high (conditional)",
-    "note": "note",
+    "estimate": "Estimate", "ci_low": "CI low (naive)", "ci_high": "CI high (naive)", "statistic": "Statistic",
+    "df": "df", "n_obs": "N", "pvalue_naive": "p (naive)", "pvalue_maxinfo": "p (max-info)",
+    "pvalue_mutual_info": "p (mutual info)", "pvalue_bonferroni": "p (Bonferroni)", "pvalue_best": "p (best valid)",
+    "best_route": "best route", "pvalue_adjusted": "p (adjusted)", "ci_corrected_low": "CI low (corrected)",
+    "ci_corrected_high": "CI high (corrected)", "ci_corrected": "CI (corrected)", "pvalue_fission": "p (fission)",
+    "pvalue_conditional": "p (conditional)", "ci_conditional_low": "CI low (conditional)",
+    "ci_conditional_high": "CI high (conditional)", "pvalue_hybrid": "p (hybrid)", "ci_hybrid_low": "CI low (hybrid)",
+    "ci_hybrid_high": "CI high (hybrid)", "note": "note",
 }
 
 #: Column sets by name; ``pvalue_adjusted`` is dropped from "short" and "compact" when all NaN.

@@ -18,7 +18,7 @@ import pandas as pd
 from ..accounting.certificates import PRODUCT
 from ..accounting.totals import LedgerTotals
 from ..exceptions import NoBoundError
-from .report import CONDITIONAL_COLUMNS, FISSION_COLUMNS, TABLE_COLUMNS, CorrectedTable
+from .report import CONDITIONAL_COLUMNS, FISSION_COLUMNS, HYBRID_COLUMNS, TABLE_COLUMNS, CorrectedTable
 
 __all__ = ["ADJUST_METHODS", "void_totals", "build_table"]
 
@@ -200,9 +200,11 @@ def build_table(results: Sequence[Any], totals: LedgerTotals, corr, *, alpha: fl
     for names, cells in ((FISSION_COLUMNS, fission), (CONDITIONAL_COLUMNS, conditional)):
         if cells is None:
             continue
+        if any(cell is not None and HYBRID_COLUMNS[0] in cell for cell in cells):  # a test after a TopK screen
+            names = names + HYBRID_COLUMNS
         columns = columns[:columns.index("note")] + list(names) + ["note"]
         for row, cell in zip(rows, cells, strict=True):
-            row.update({c: math.nan if cell is None else cell[c] for c in names})
+            row.update({c: math.nan if cell is None else cell.get(c, math.nan) for c in names})
             if cell is not None:
                 row["note"] = "; ".join(x for x in (row["note"], cell["note"]) if x)
     frame = pd.DataFrame(rows, index=index, columns=columns)

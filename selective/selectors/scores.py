@@ -261,9 +261,9 @@ class TwoGroupScores:
     levels : (value, value)
         The groups compared, a and b.
     kind : {"welch_t", "student_t", "difference"}, default "welch_t"
-        :math:`(ar x_a-ar x_b)/\sqrt{s_a^2/n_a+s_b^2/n_b}` (Welch),
-        :math:`(ar x_a-ar x_b)/(s_p\sqrt{1/n_a+1/n_b})` with the pooled
-        :math:`s_p^2=(M_a+M_b)/(n_a+n_b-2)` (Student), or :math:`ar x_a-ar x_b`.
+        :math:`(\bar x_a-\bar x_b)/\sqrt{s_a^2/n_a+s_b^2/n_b}` (Welch),
+        :math:`(\bar x_a-\bar x_b)/(s_p\sqrt{1/n_a+1/n_b})` with the pooled
+        :math:`s_p^2=(M_a+M_b)/(n_a+n_b-2)` (Student), or :math:`\bar x_a-\bar x_b`.
     absolute : bool, default True
         Score by absolute value (two-sided screens).
 

@@ -12,7 +12,7 @@ import pytest
 
 from selective import Analysis
 from selective.analysis.audit import audit_record, dump_record, table_from_audit, validate_audit
-from selective.analysis.report import CONDITIONAL_COLUMNS, TABLE_COLUMNS
+from selective.analysis.report import CONDITIONAL_COLUMNS, HYBRID_COLUMNS, TABLE_COLUMNS
 from selective.conditional import winners_inference
 from selective.hypotheses import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest
 from selective.selectors import CandidateScores, NoisyTopK, TopK, TwoGroupScores
@@ -98,14 +98,14 @@ def test_columns_and_renderings():
     a.test(_welch(sel.value[0]), conditional_on=sel)
     a.test(_welch(sel.value[1]))  # not conditioned: NaN in the conditional columns
     table = a.report()
-    assert list(table.frame.columns) == list(TABLE_COLUMNS[:-1]) + list(CONDITIONAL_COLUMNS) + ["note"]
+    assert list(table.frame.columns) == list(TABLE_COLUMNS[:-1]) + list(CONDITIONAL_COLUMNS + HYBRID_COLUMNS) + ["note"]
     assert math.isnan(table.frame.pvalue_conditional.iloc[1])
     assert "pvalue_conditional" in table.columns_for("short")
     assert "pvalue_conditional" in table.columns_for("compact")
     assert set(CONDITIONAL_COLUMNS) <= set(table.columns_for("all"))
     assert "p (conditional)" in table.to_markdown()
     assert "(conditional)" in table.to_latex()
-    assert "inference on winners" in table.frame.note.iloc[0]
+    assert "inference on winners" in table.frame.note.iloc[0] and "hybrid: beta = 0.005" in table.frame.note.iloc[0]
     record = validate_audit(json.loads(dump_record(audit_record(a, table))))  # the optional columns are audited
     pd.testing.assert_frame_equal(table_from_audit(record).frame, table.frame, check_dtype=False)
     # a table without conditioned tests keeps the plain column set

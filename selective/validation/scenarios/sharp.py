@@ -9,6 +9,8 @@ Columns, each a whole :class:`~selective.Analysis` and its report:
 - ``pvalue_naive`` ... ``pvalue_best``: the report's ledger columns;
 - ``pvalue_winners``: the report's conditional column (``Analysis.test(..., conditional_on=)``,
   inference on winners, docs/THEORY.md 3.9; NaN where the report withholds it);
+- ``pvalue_hybrid``: the report's hybrid column (AKM Section 4 with beta = alpha / 10 and a
+  Bonferroni projection; NaN where the report withholds it);
 - ``pvalue_fission``: a second analysis that splits every outcome by Gaussian fission
   (``Analysis.fission``, sigma = 1 known, tau = 1), screens the exploration copies and tests the
   winner's confirmation copy (the report's fission column, docs/THEORY.md 3.10);
@@ -59,7 +61,7 @@ def replicate_by_feature(scenario, rngs) -> Outcomes:
     return Outcomes.from_shared({c: v.reshape(r, 1) for c, v in p.items()}, null["pvalue_naive"].reshape(r, 1),
                                 null_by_column={c: v.reshape(r, 1) for c, v in null.items()})
 
-_EXTRA = ("pvalue_winners", "pvalue_fission", "pvalue_oracle")
+_EXTRA = ("pvalue_winners", "pvalue_hybrid", "pvalue_fission", "pvalue_oracle")
 
 
 class TwoArmOutcomes:
@@ -108,6 +110,7 @@ class SharpTopK(TwoArmOutcomes, Scenario):
     chunk_size: ClassVar[int] = 20
     column_labels: ClassVar[dict[str, str]] = {
         "pvalue_winners": "conditional on the ranking (inference on winners)",
+        "pvalue_hybrid": "hybrid inference on winners (beta = alpha / 10)",
         "pvalue_fission": "data fission (Gaussian, sigma known)",
         "pvalue_oracle": "oracle (feature 0, no selection)",
     }
@@ -174,6 +177,7 @@ class SharpTopK(TwoArmOutcomes, Scenario):
             for c in ("pvalue_naive", "pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best"):
                 out[c] = (float(row[c]), j)
             out["pvalue_winners"] = (float(row["pvalue_conditional"]), j)
+            out["pvalue_hybrid"] = (float(row["pvalue_hybrid"]), j)
             f = Analysis(frame, rng=rng, n_candidates=self.n_features).fission(list(self.names), method="gaussian",
                                                                                sigma=1.0)
             sel_f = f.select(self._screen())
