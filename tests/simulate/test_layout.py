@@ -67,7 +67,11 @@ def test_the_library_keeps_its_order():
                                "trusted_poisson_exposure", "unknown_sigma_stepwise", "noisy_topk_thm20_eps0.3",
                                "noisy_topk_thm20_eps2", "trusted_t_mean_skewed", "trusted_student_skewed",
                                "sharp_topk_winners_fission", "sharp_topk_signal", "sharp_noisy_topk_randomized",
-                               "sharp_noisy_topk_signal"]
+                               "sharp_noisy_topk_signal", "preregistered_signal",
+                               "sparse_vector_threshold_signal", "holdout_reuse_signal", "freedman_signal",
+                               "lasso_support_signal", "forward_stepwise_signal", "dp_then_dl_signal",
+                               "adaptive_family_signal", "repeated_measures_signal", "noisy_topk_thm20_signal",
+                               "unknown_sigma_stepwise_signal"]
     assert scenario_names() == tuple(SCENARIOS)
     assert all(get_scenario(name) is sc for name, sc in SCENARIOS.items())
 

@@ -43,6 +43,11 @@ ELSEWHERE = {name: "test_scenarios_trusted.py" for name in (
     "noisy_topk_thm20_eps2", "trusted_t_mean_skewed", "trusted_student_skewed")}
 _SHARP = ("sharp_topk_winners_fission", "sharp_topk_signal", "sharp_noisy_topk_randomized", "sharp_noisy_topk_signal")
 ELSEWHERE.update({name: "test_scenarios_sharp.py" for name in _SHARP})
+ELSEWHERE.update({name: "test_signal_regression.py" for name in (
+    "preregistered_signal", "lasso_support_signal", "forward_stepwise_signal", "unknown_sigma_stepwise_signal")})
+ELSEWHERE.update({name: "test_signal_dp_adaptive.py" for name in (
+    "sparse_vector_threshold_signal", "holdout_reuse_signal", "freedman_signal", "dp_then_dl_signal",
+    "adaptive_family_signal", "repeated_measures_signal", "noisy_topk_thm20_signal")})
 
 
 def test_the_library_has_the_promised_scenarios():

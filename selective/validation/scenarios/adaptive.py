@@ -11,6 +11,9 @@ DP selection where Theorem 20 binds.
 - :class:`NoisyTopKTheorem20`: report noisy max at epsilon * sqrt(n) = ``eps_sqrt_n`` (the
   library runs 1, 0.3 and 2), where the product bound of Theorem 20 is what the
   max-information column uses.
+
+Each has a signal variant (field ``effects``: a few real effects among the nulls, and an oracle
+column testing the first of them without selection).
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from ..._validation import check_int, check_positive
 from ...accounting.certificates import DescriptionLength, PureDP
 from ...accounting.ledger import Ledger
 from ...corrections import correct
+from ..outcomes import Outcomes
 from .base import _STANDARD, Scenario, _corrected
+from .dp import ORACLE_LABELS, check_effects, with_oracle
 
 __all__ = ["AdaptiveFamily", "RepeatedMeasures", "NoisyTopKTheorem20"]
 
@@ -35,6 +40,16 @@ _ALPHA_RULE = 0.05  # the level in the analyst's own selection rule of AdaptiveF
 
 def _two_sided_z(z: np.ndarray) -> np.ndarray:
     return 2.0 * stats.norm.sf(np.abs(z))
+
+
+def _outcomes(columns: tuple[str, ...], cols: dict[str, np.ndarray], null: np.ndarray, null_split: np.ndarray,
+              p_oracle: np.ndarray | None) -> Outcomes:
+    """One slot per replication: every column with the shared truth ``null`` except data splitting
+    (``null_split``) and, when ``p_oracle`` is given, the oracle (a real effect in every slot)."""
+    r = len(null)
+    out = Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in columns if c != "pvalue_oracle"},
+                               null.reshape(r, 1), null_by_column={"pvalue_split": null_split.reshape(r, 1)})
+    return out if p_oracle is None else with_oracle(out, p_oracle)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,30 +65,44 @@ class AdaptiveFamily(Scenario):
     the ``n_single + n_family`` declared hypotheses, and their merge (``pvalue_best``).
     ``pvalue_min_unmerged`` is their plain minimum, shown to prove that the merge is needed.
 
-    Truth: global null.
+    Signal variant: with ``effects``, z-statistic j < ``len(effects)`` (the singletons come first)
+    has mean ``effects[j]`` (each of the two halves behind it, mean ``effects[j]`` / sqrt(2)), and
+    ``pvalue_oracle`` z-tests hypothesis 0 on all the data without selection.
+
+    Truth: with ``effects=()`` (the default) global null. Otherwise hypothesis j (mean 0) is null
+    iff j >= ``len(effects)``, exactly: the z-statistics are independent and unit-variance, and
+    each column carries the label of the hypothesis it tested (data splitting: its own choice).
     """
 
     name: str = "adaptive_family"
     n_single: int = 10
     n_family: int = 500
+    effects: tuple[float, ...] = ()
     description: ClassVar[str] = "adaptive steps: the second step's count depends on the first output"
     invalid_columns: ClassVar[dict[str, str]] = {
         "pvalue_min_unmerged": "plain minimum of routes whose thresholds depend on the path (THEORY.md 3.2a)"}
     withheld_columns: ClassVar[dict[str, str]] = {
         "pvalue_mutual_info": "adaptive steps: the chain rule needs expected, not realized, counts"}
+    column_labels: ClassVar[dict[str, str]] = ORACLE_LABELS
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
         check_int("n_single", self.n_single, low=1)
         check_int("n_family", self.n_family, low=2)
+        object.__setattr__(self, "effects", check_effects("effects", self.effects, limit=self.n_single + self.n_family,
+                                                          what="n_single + n_family"))
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return _STANDARD + ("pvalue_min_unmerged",)
+        return _STANDARD + ("pvalue_min_unmerged",) + (("pvalue_oracle",) if self.effects else ())
 
     @property
     def truth(self) -> str:
-        return f"Global null: all {self.n_single + self.n_family} hypotheses are true."
+        k = len(self.effects)
+        if k == 0:
+            return f"Global null: all {self.n_single + self.n_family} hypotheses are true."
+        return (f"Hypotheses 0..{k - 1} have real effects {self.effects} (z means); the other "
+                f"{self.n_single + self.n_family - k} are true.")
 
     @property
     def n_rows(self) -> int:
@@ -94,6 +123,12 @@ class AdaptiveFamily(Scenario):
         took_single = single <= _ALPHA_RULE / (self.n_single + 1)
         return np.where(took_single, single, family), took_single
 
+    def _chosen(self, z: np.ndarray, took_single: np.ndarray) -> np.ndarray:
+        """The index of the hypothesis chosen in each row of z, given step 1's choice."""
+        p = _two_sided_z(z)
+        return np.where(took_single, p[:, : self.n_single].argmin(axis=1),
+                        self.n_single + p[:, self.n_single:].argmin(axis=1))
+
     def _package_columns(self, p: np.ndarray, took_single: np.ndarray) -> dict[str, np.ndarray]:
         """The package's adaptive corrections, path by path (two paths: two ledgers)."""
         out = {k: np.full(p.shape, np.nan) for k in ("pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni",
@@ -111,22 +146,24 @@ class AdaptiveFamily(Scenario):
         return out
 
     def replicate_many(self, rngs):
-        from ..outcomes import Outcomes
-
         m = self.n_single + self.n_family
         z1 = np.stack([g.standard_normal(m) for g in rngs])
         z2 = np.stack([g.standard_normal(m) for g in rngs])
-        p, took = self._choose((z1 + z2) / math.sqrt(2.0))
+        k = len(self.effects)
+        if k:
+            z1[:, :k] += np.asarray(self.effects) / math.sqrt(2.0)
+            z2[:, :k] += np.asarray(self.effects) / math.sqrt(2.0)
+        z = (z1 + z2) / math.sqrt(2.0)
+        p, took = self._choose(z)
         cols = {"pvalue_naive": p, **self._package_columns(p, took)}
         # data splitting: the same rule on the first half, the test on the second half
         _, took_s = self._choose(z1)
-        p1 = _two_sided_z(z1)
-        j_single = p1[:, : self.n_single].argmin(axis=1)
-        j_family = self.n_single + p1[:, self.n_single:].argmin(axis=1)
-        j = np.where(took_s, j_single, j_family)
+        j = self._chosen(z1, took_s)
         cols["pvalue_split"] = _two_sided_z(z2[np.arange(len(rngs)), j])
         r = len(rngs)
-        return Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in self.columns}, np.ones((r, 1), dtype=bool))
+        if not k:
+            return Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in self.columns}, np.ones((r, 1), dtype=bool))
+        return _outcomes(self.columns, cols, self._chosen(z, took) >= k, j >= k, _two_sided_z(z[:, 0]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,7 +180,15 @@ class RepeatedMeasures(Scenario):
     pays for group privacy, ``PureDP(rows_per_subject * epsilon)``. ``pvalue_maxinfo_rows``
     counts the rows as independent records instead: a diagnostic, not valid.
 
-    Truth: global null (every feature has mean 0).
+    Signal variant: with ``effects``, the effect is at the level of the unit: the subject effects
+    of feature j < ``len(effects)`` are :math:`u_{sj} \sim N(\mu_j, \tau^2)`, :math:`\mu_j` =
+    ``effects[j]`` (so every row of feature j has mean :math:`\mu_j`), and ``pvalue_oracle``
+    t-tests the subject means of feature 0 without selection.
+
+    Truth: with ``effects=()`` (the default) global null (every feature has mean 0). Otherwise
+    feature j's hypothesis (mean 0) is null iff j >= ``len(effects)``, exactly: the subject means
+    of a null feature are i.i.d. :math:`N(0, \tau^2 + 1/R)`, independent of the other features;
+    each column carries the label of the feature it tested (data splitting: its own choice).
     """
 
     name: str = "repeated_measures"
@@ -152,10 +197,12 @@ class RepeatedMeasures(Scenario):
     n_features: int = 50
     tau: float = 1.0
     clip: float = 1.0
+    effects: tuple[float, ...] = ()
     description: ClassVar[str] = "rows nested in subjects: DP selection on rows, subject-level test"
     chunk_size: ClassVar[int] = 50
     invalid_columns: ClassVar[dict[str, str]] = {
         "pvalue_maxinfo_rows": "rows counted as independent records (THEORY.md 0.4)"}
+    column_labels: ClassVar[dict[str, str]] = ORACLE_LABELS
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
@@ -164,14 +211,21 @@ class RepeatedMeasures(Scenario):
         check_int("n_features", self.n_features, low=2)
         check_positive("tau", self.tau)
         check_positive("clip", self.clip)
+        object.__setattr__(self, "effects", check_effects("effects", self.effects, limit=self.n_features,
+                                                          what="n_features"))
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return _STANDARD + ("pvalue_maxinfo_rows",)
+        return _STANDARD + ("pvalue_maxinfo_rows",) + (("pvalue_oracle",) if self.effects else ())
 
     @property
     def truth(self) -> str:
-        return f"Global null: all {self.n_features} features have mean 0 ({self.n_subjects} independent subjects)."
+        k = len(self.effects)
+        if k == 0:
+            return (f"Global null: all {self.n_features} features have mean 0 ({self.n_subjects} independent "
+                    "subjects).")
+        return (f"Features 0..{k - 1} have subject-level means {self.effects}; the other {self.n_features - k} "
+                f"have mean 0 ({self.n_subjects} independent subjects).")
 
     @property
     def n_rows(self) -> int:
@@ -202,23 +256,28 @@ class RepeatedMeasures(Scenario):
         return float(2.0 * stats.t.sf(abs(t), k - 1))
 
     def replicate_many(self, rngs):
-        from ..outcomes import Outcomes
-
-        r = len(rngs)
-        p, ps = np.full(r, np.nan), np.full(r, np.nan)
+        r, k = len(rngs), len(self.effects)
+        p, ps, po = np.full(r, np.nan), np.full(r, np.nan), np.full(r, np.nan)
+        j, js = np.zeros(r, dtype=int), np.zeros(r, dtype=int)
         half = self.n_subjects // 2
         for i, g in enumerate(rngs):
             u = self.tau * g.standard_normal((self.n_subjects, 1, self.n_features))
+            if k:
+                u[:, :, :k] += np.asarray(self.effects)
             x = u + g.standard_normal((self.n_subjects, self.rows_per_subject, self.n_features))
-            j = self._select(x, g)
-            p[i] = self._t_pvalue(x[:, :, j].mean(axis=1))
-            js = self._select(x[:half], g)
-            ps[i] = self._t_pvalue(x[half:, :, js].mean(axis=1))
+            j[i] = self._select(x, g)
+            p[i] = self._t_pvalue(x[:, :, j[i]].mean(axis=1))
+            js[i] = self._select(x[:half], g)
+            ps[i] = self._t_pvalue(x[half:, :, js[i]].mean(axis=1))
+            if k:
+                po[i] = self._t_pvalue(x[:, :, 0].mean(axis=1))
         cols = {"pvalue_naive": p, "pvalue_split": ps,
                 **_corrected(p, self.certificates(), self.n_rows, self.n_candidates)}
         cols["pvalue_maxinfo_rows"] = _corrected(p, (PureDP(self.epsilon),), self.n_subjects * self.rows_per_subject,
                                                  self.n_candidates)["pvalue_maxinfo"]
-        return Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in self.columns}, np.ones((r, 1), dtype=bool))
+        if not k:
+            return Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in self.columns}, np.ones((r, 1), dtype=bool))
+        return _outcomes(self.columns, cols, j >= k, js >= k, po)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,7 +290,13 @@ class NoisyTopKTheorem20(Scenario):
     feature's mean is z-tested (known variance: exact). The max-information column uses the
     product bound of Theorem 20 for this first DP block.
 
-    Truth: global null.
+    Signal variant: with ``effects``, feature j < ``len(effects)`` has mean ``effects[j]`` (unit
+    variance), and ``pvalue_oracle`` z-tests feature 0 on all rows without selection.
+
+    Truth: with ``effects=()`` (the default) global null. Otherwise feature j's hypothesis (mean
+    0) is null iff j >= ``len(effects)``, exactly: the features are independent N(0, 1) apart from
+    the shifts, and each column carries the label of the feature it tested (data splitting: its
+    own choice).
     """
 
     name: str = "noisy_topk_thm20"
@@ -239,7 +304,9 @@ class NoisyTopKTheorem20(Scenario):
     n_features: int = 100
     eps_sqrt_n: float = 1.0
     clip: float = 3.0
+    effects: tuple[float, ...] = ()
     naive_is_biased: ClassVar[bool] = False  # at epsilon sqrt(n) <= 2 the noise hides most of the choice
+    column_labels: ClassVar[dict[str, str]] = ORACLE_LABELS
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
@@ -247,6 +314,12 @@ class NoisyTopKTheorem20(Scenario):
         check_int("n_features", self.n_features, low=2)
         check_positive("eps_sqrt_n", self.eps_sqrt_n)
         check_positive("clip", self.clip)
+        object.__setattr__(self, "effects", check_effects("effects", self.effects, limit=self.n_features,
+                                                          what="n_features"))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _STANDARD + ("pvalue_oracle",) if self.effects else _STANDARD
 
     @property
     def description(self) -> str:  # type: ignore[override]
@@ -254,7 +327,10 @@ class NoisyTopKTheorem20(Scenario):
 
     @property
     def truth(self) -> str:
-        return f"Global null: all {self.n_features} features have mean 0."
+        k = len(self.effects)
+        if k == 0:
+            return f"Global null: all {self.n_features} features have mean 0."
+        return f"Features 0..{k - 1} have means {self.effects}; the other {self.n_features - k} have mean 0."
 
     @property
     def n_rows(self) -> int:
@@ -277,13 +353,21 @@ class NoisyTopKTheorem20(Scenario):
         return int(np.argmax(score + g.gumbel(scale=scale, size=score.shape)))
 
     def replicate_many(self, rngs):
-        r = len(rngs)
-        p, ps = np.full(r, np.nan), np.full(r, np.nan)
+        r, m = len(rngs), len(self.effects)
+        p, ps, po = np.full(r, np.nan), np.full(r, np.nan), np.full(r, np.nan)
+        j, js = np.zeros(r, dtype=int), np.zeros(r, dtype=int)
         k = int(round(self.split_fraction * self.n_obs))
         for i, g in enumerate(rngs):
             x = g.standard_normal((self.n_obs, self.n_features))
-            j = self._select(x, g, self.epsilon)
-            p[i] = float(_two_sided_z(x[:, j].mean() * math.sqrt(self.n_obs)))
-            js = self._select(x[:k], g, self.epsilon)
-            ps[i] = float(_two_sided_z(x[k:, js].mean() * math.sqrt(self.n_obs - k)))
-        return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
+            if m:
+                x[:, :m] += np.asarray(self.effects)
+                po[i] = float(_two_sided_z(x[:, 0].mean() * math.sqrt(self.n_obs)))
+            j[i] = self._select(x, g, self.epsilon)
+            p[i] = float(_two_sided_z(x[:, j[i]].mean() * math.sqrt(self.n_obs)))
+            js[i] = self._select(x[:k], g, self.epsilon)
+            ps[i] = float(_two_sided_z(x[k:, js[i]].mean() * math.sqrt(self.n_obs - k)))
+        if not m:
+            return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
+        cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates),
+                "pvalue_split": ps}
+        return _outcomes(self.columns, cols, j >= m, js >= m, po)

@@ -1,38 +1,85 @@
-"""Differentially private selection on two groups of null features: threshold chasing with
-Sparse Vector (:class:`SparseVectorThreshold`) and noisy top-k followed by a
-description-length step (:class:`DPThenDescriptionLength`)."""
+"""Differentially private selection on two groups of features, null by default: threshold
+chasing with Sparse Vector (:class:`SparseVectorThreshold`) and noisy top-k followed by a
+description-length step (:class:`DPThenDescriptionLength`); and the check of the real effects
+of the signal variants (:func:`check_effects`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._validation import check_int, check_positive
+from ..._validation import check_int, check_positive, check_real
 from ...accounting.certificates import DescriptionLength
-from .base import Scenario, _pooled_t, _two_sided_t
+from ..outcomes import Outcomes
+from .base import _STANDARD, Scenario, _corrected, _pooled_t, _two_sided_t
 
 __all__ = ["SparseVectorThreshold", "DPThenDescriptionLength"]
 
 
+#: the label of the oracle column of the signal variants (the same as the sharp scenarios')
+ORACLE_LABELS: dict[str, str] = {"pvalue_oracle": "oracle (feature 0, no selection)"}
+
+
+def check_effects(name: str, values: Any, *, limit: int, what: str) -> tuple[float, ...]:
+    """The real effects of a signal variant as a tuple of floats.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, for the error messages.
+    values : sequence of float
+        At most ``limit`` finite, non-zero real numbers (a zero effect would be a null labelled
+        as a real effect).
+    limit : int
+        The largest number of entries.
+    what : str
+        What ``limit`` is, for the error message (e.g. ``"n_features"``).
+
+    Returns
+    -------
+    tuple of float
+    """
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
+        raise TypeError(f"`{name}` must be a sequence of finite non-zero real numbers; got {values!r}.")
+    out = tuple(check_real(f"{name}[{i}]", v) for i, v in enumerate(values))
+    if len(out) > limit:
+        raise ValueError(f"`{name}` must have at most {what} = {limit} entries; got {len(out)}.")
+    if 0.0 in out:
+        raise ValueError(f"`{name}` must hold non-zero effects (a zero effect is a null); got {values!r}.")
+    return out
+
+
+def with_oracle(outcomes: Outcomes, p_oracle: np.ndarray) -> Outcomes:
+    """``outcomes`` with the column ``pvalue_oracle`` added, every slot of it a real effect."""
+    r = outcomes.n_reps
+    return Outcomes(pvalues={**outcomes.pvalues, "pvalue_oracle": np.asarray(p_oracle, dtype=float).reshape(r, 1)},
+                    null={**outcomes.null, "pvalue_oracle": np.zeros((r, 1), dtype=bool)})
+
+
 # --------------------------------------------------------------------------------------------
-# The two-group noise base
+# The two-group base
 # --------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _TwoGroupNoise(Scenario):
-    """Shared part of the scenarios on ``n_features`` null features in two groups of rows (the
-    first half of the rows is group "a"). Subclasses choose one feature, or none (-1), from the
+    """Shared part of the scenarios on ``n_features`` N(0, 1) features in two groups of rows (the
+    first half of the rows is group "a"), null except that the first ``len(effects)`` features
+    have mean ``effects[j]`` in group "a". Subclasses choose one feature, or none (-1), from the
     rows of the two groups with :meth:`_select`; the chosen feature is t-tested on the same
     data, and the data-splitting baseline selects on the first ``split_fraction`` of each group
-    and tests on the rest."""
+    and tests on the rest. With real effects, ``pvalue_oracle`` is Student's t-test of feature
+    0 on all rows, without selection."""
 
     n_obs: int = 200
     n_features: int = 50
     epsilon: float = 2.0
     clip: float = 3.0
+    effects: tuple[float, ...] = ()
+    column_labels: ClassVar[dict[str, str]] = ORACLE_LABELS
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
@@ -40,10 +87,20 @@ class _TwoGroupNoise(Scenario):
         check_int("n_features", self.n_features, low=1)
         check_positive("epsilon", self.epsilon)
         check_positive("clip", self.clip)
+        object.__setattr__(self, "effects", check_effects("effects", self.effects, limit=self.n_features,
+                                                          what="n_features"))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _STANDARD + ("pvalue_oracle",) if self.effects else _STANDARD
 
     @property
     def truth(self) -> str:
-        return f"Global null: all {self.n_features} features have equal group means."
+        k = len(self.effects)
+        if k == 0:
+            return f"Global null: all {self.n_features} features have equal group means."
+        return (f"Features 0..{k - 1} have real group differences {self.effects}; the other "
+                f"{self.n_features - k} are null.")
 
     @property
     def n_rows(self) -> int:
@@ -64,19 +121,30 @@ class _TwoGroupNoise(Scenario):
     def replicate_many(self, rngs):
         half = self.n_obs // 2
         k = int(round(self.split_fraction * half))
-        r = len(rngs)
-        p, ps = np.full(r, np.nan), np.full(r, np.nan)
+        r, m = len(rngs), len(self.effects)
+        p, ps, po = np.full(r, np.nan), np.full(r, np.nan), np.full(r, np.nan)
+        j, js = np.full(r, -1), np.full(r, -1)
         for i, g in enumerate(rngs):
             x = g.standard_normal((self.n_obs, self.n_features))
-            j = self._select(x[:half], x[half:], g)
-            if j >= 0:
-                t, df = _pooled_t(x[:half, j:j + 1], x[half:, j:j + 1])
+            if m:
+                x[:half, :m] += np.asarray(self.effects)
+                t, df = _pooled_t(x[:half, :1], x[half:, :1])
+                po[i] = _two_sided_t(t[0], df)
+            j[i] = self._select(x[:half], x[half:], g)
+            if j[i] >= 0:
+                t, df = _pooled_t(x[:half, j[i]:j[i] + 1], x[half:, j[i]:j[i] + 1])
                 p[i] = _two_sided_t(t[0], df)
-            js = self._select(x[:k], x[half:half + k], g)
-            if js >= 0:
-                t, df = _pooled_t(x[k:half, js:js + 1], x[half + k:, js:js + 1])
+            js[i] = self._select(x[:k], x[half:half + k], g)
+            if js[i] >= 0:
+                t, df = _pooled_t(x[k:half, js[i]:js[i] + 1], x[half + k:, js[i]:js[i] + 1])
                 ps[i] = _two_sided_t(t[0], df)
-        return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
+        if not m:
+            return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
+        cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates),
+                "pvalue_split": ps}
+        out = Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in _STANDARD}, (j >= m).reshape(r, 1),
+                                   null_by_column={"pvalue_split": (js >= m).reshape(r, 1)})
+        return with_oracle(out, po)
 
 
 
@@ -96,7 +164,14 @@ class SparseVectorThreshold(_TwoGroupNoise):
     whether each score exceeds ``threshold``, and t-tests the first feature reported above it;
     if none is, nothing is tested. Certificate ``PureDP(epsilon)``.
 
-    Truth: global null (every feature has equal group means).
+    Signal variant: with ``effects``, the first ``len(effects)`` features have mean
+    ``effects[j]`` in group "a" (they are also the first screened: the analyst's order is the
+    features' order), and ``pvalue_oracle`` t-tests feature 0 on all rows without selection.
+
+    Truth: with ``effects=()`` (the default) global null (every feature has equal group means).
+    Otherwise feature j's hypothesis (equal group means) is null iff j >= ``len(effects)``,
+    exactly, since the features are independent: each column carries the label of the feature it
+    tested (the one chosen on all rows, data splitting's own choice, feature 0 for the oracle).
     """
 
     name: str = "sparse_vector_threshold"
@@ -133,7 +208,14 @@ class DPThenDescriptionLength(_TwoGroupNoise):
     the feature with the largest ``|Student t|`` among those k (``DescriptionLength(k_dp)``). The
     ledger composes them (THEORY.md 2.7; union route 3.6). Bonferroni over all ``n_features``.
 
-    Truth: global null (every feature has equal group means).
+    Signal variant: with ``effects``, the first ``len(effects)`` features have mean
+    ``effects[j]`` in group "a", and ``pvalue_oracle`` t-tests feature 0 on all rows without
+    selection.
+
+    Truth: with ``effects=()`` (the default) global null (every feature has equal group means).
+    Otherwise feature j's hypothesis (equal group means) is null iff j >= ``len(effects)``,
+    exactly, since the features are independent: each column carries the label of the feature it
+    tested (the one chosen on all rows, data splitting's own choice, feature 0 for the oracle).
     """
 
     name: str = "dp_then_dl"

@@ -13,8 +13,9 @@ from scipy import stats
 
 from ..._validation import check_int, check_probability
 from ...accounting.certificates import DescriptionLength
-from ..outcomes import replication_rng
-from .base import Scenario, _two_sided_t
+from ..outcomes import Outcomes, replication_rng
+from .base import _STANDARD, Scenario, _corrected, _two_sided_t
+from .dp import ORACLE_LABELS, check_effects, with_oracle
 
 __all__ = ["FreedmanScreening", "FreedmanSummary", "freedman_paradox"]
 
@@ -50,9 +51,20 @@ def _second_pass(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
             "pvalues_t": _two_sided_t(t, n - k)}
 
 
+def _orthogonal_signal(x: np.ndarray, k: int) -> np.ndarray:
+    """x (r, n, p) with its first k columns made orthogonal to each other and the other columns
+    orthogonal to them (uncentred, as the fits have no intercept), each column keeping its norm."""
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    q, rr = np.linalg.qr(x[:, :, :k])
+    q = q * np.sign(np.diagonal(rr, axis1=1, axis2=2))[:, None, :]
+    rest = x[:, :, k:] - q @ (q.transpose(0, 2, 1) @ x[:, :, k:])
+    out = np.concatenate([q, rest], axis=2)
+    return out * norms / np.linalg.norm(out, axis=1, keepdims=True)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FreedmanScreening(Scenario):
-    """Freedman's paradox (THEORY.md 6.3): screen 50 noise predictors at p < 0.25, refit, F-test.
+    r"""Freedman's paradox (THEORY.md 6.3): screen 50 noise predictors at p < 0.25, refit, F-test.
 
     Data: ``n_obs`` x (``n_features`` + 1) i.i.d. N(0, 1); the last column is y. First pass:
     regress y on all predictors (no intercept) and keep those whose two-sided t p-value is below
@@ -62,8 +74,21 @@ class FreedmanScreening(Scenario):
     possible F-tests. Data splitting: the first pass on the first ``split_fraction`` of the rows
     (rows are exchangeable), the F-test on the others. Nothing is tested if nothing is kept.
 
-    Truth: global null (y is independent of every predictor), so the overall F hypothesis is
-    true in every replication.
+    Signal variant: with ``coefficients``, the predictors are first made orthogonal in the sample,
+    separately in data splitting's first-pass rows and in its test rows: the first
+    ``len(coefficients)`` (the signal) are replaced by an orthogonal basis of their span, the
+    others by their residuals on it, each column keeping its norm in that part. Then
+    :math:`y = \sum_j \beta_j x_j + e` with :math:`\beta_j` = ``coefficients[j]`` and e the
+    N(0, 1) column drawn as before. ``pvalue_oracle`` is the t-test of predictor 0 in the
+    regression of y on the signal predictors, without selection.
+
+    Truth: with ``coefficients=()`` (the default) global null (y is independent of every
+    predictor), so the overall F hypothesis is true in every replication. Otherwise, given the
+    predictors, the F hypothesis of a kept model M (its partial coefficients in the regression of
+    :math:`E[y]` on M are all 0) is null iff M holds no signal predictor, exactly: the signal is
+    orthogonal to every other predictor within each part, hence on all rows, so its projection on
+    a model of noise predictors is 0, while in a model holding signal predictor j the partial
+    coefficient of j is :math:`\beta_j`. Data splitting's model is judged on its test rows.
     """
 
     name: str = "freedman"
@@ -71,8 +96,10 @@ class FreedmanScreening(Scenario):
     n_features: int = 50
     keep_below: float = 0.25
     split_fraction: float = 0.7
+    coefficients: tuple[float, ...] = ()
     description: ClassVar[str] = "Freedman's paradox: screen predictors at p < 0.25, refit, overall F-test"
     chunk_size: ClassVar[int] = 200
+    column_labels: ClassVar[dict[str, str]] = ORACLE_LABELS
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
@@ -82,10 +109,22 @@ class FreedmanScreening(Scenario):
         if round(self.split_fraction * self.n_obs) <= self.n_features:
             raise ValueError(f"`split_fraction` must leave more than n_features = {self.n_features} rows for the "
                              f"first pass; got {self.split_fraction!r} of {self.n_obs} rows.")
+        n_test = self.n_obs - round(self.split_fraction * self.n_obs)
+        coefs = check_effects("coefficients", self.coefficients, limit=min(self.n_features, n_test - 1),
+                              what="min(n_features, data splitting's test rows - 1)")
+        object.__setattr__(self, "coefficients", coefs)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _STANDARD + ("pvalue_oracle",) if self.coefficients else _STANDARD
 
     @property
     def truth(self) -> str:
-        return f"Global null: y is independent of all {self.n_features} predictors."
+        k = len(self.coefficients)
+        if k == 0:
+            return f"Global null: y is independent of all {self.n_features} predictors."
+        return (f"y depends on predictors 0..{k - 1} (coefficients {self.coefficients}, orthogonal to the other "
+                f"{self.n_features - k}); the F hypothesis of a kept model is null iff it holds none of them.")
 
     @property
     def n_rows(self) -> int:
@@ -100,7 +139,13 @@ class FreedmanScreening(Scenario):
 
     def draw_many(self, rngs) -> tuple[np.ndarray, np.ndarray]:
         d = np.stack([g.standard_normal((self.n_obs, self.n_features + 1)) for g in rngs])
-        return d[:, :, :-1], d[:, :, -1]
+        x, y = d[:, :, :-1], d[:, :, -1]
+        k = len(self.coefficients)
+        if k:
+            ns = int(round(self.split_fraction * self.n_obs))
+            x = np.concatenate([_orthogonal_signal(x[:, :ns], k), _orthogonal_signal(x[:, ns:], k)], axis=1)
+            y = y + x[:, :, :k] @ np.asarray(self.coefficients)
+        return x, y
 
     def replicate_many(self, rngs):
         x, y = self.draw_many(rngs)
@@ -118,7 +163,15 @@ class FreedmanScreening(Scenario):
             k = int(kept_s[i].sum())
             if 0 < k < self.n_obs - ns:
                 ps[i] = _second_pass(x[i, ns:][:, kept_s[i]], y[i, ns:])["pvalue_f"]
-        return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
+        m = len(self.coefficients)
+        if not m:
+            return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
+        cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates),
+                "pvalue_split": ps}
+        null = ~kept[:, :m].any(axis=1, keepdims=True)  # the kept model holds no signal predictor
+        out = Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in _STANDARD}, null,
+                                   null_by_column={"pvalue_split": ~kept_s[:, :m].any(axis=1, keepdims=True)})
+        return with_oracle(out, [_second_pass(x[i, :, :m], y[i])["pvalues_t"][0] for i in range(r)])
 
 
 @dataclass(frozen=True, slots=True)

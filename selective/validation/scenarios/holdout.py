@@ -10,7 +10,9 @@ import numpy as np
 
 from ..._validation import check_int
 from ...accounting.certificates import DescriptionLength
-from .base import Scenario, _two_sided_t
+from ..outcomes import Outcomes
+from .base import _STANDARD, Scenario, _corrected, _two_sided_t
+from .dp import ORACLE_LABELS, check_effects, with_oracle
 
 __all__ = ["HoldoutReuse"]
 
@@ -37,25 +39,47 @@ class HoldoutReuse(Scenario):
     Data splitting: the single-use holdout, i.e. test the top training feature without consulting
     the holdout first.
 
-    Truth: global null (no attribute is related to the label).
+    Signal variant: with ``effects``, attribute j < ``len(effects)`` is :math:`x_j = \beta_j y + e_j`
+    with :math:`\beta_j` = ``effects[j]`` and :math:`e_j` N(0, 1) independent of the label, in
+    both sets (so :math:`E[x_jy] = \beta_j`); ``pvalue_oracle`` is the holdout t-test of attribute
+    0, without selection.
+
+    Truth: with ``effects=()`` (the default) global null (no attribute is related to the label).
+    Otherwise the hypothesis :math:`E[x_jy] = 0` of attribute j is null iff j >= ``len(effects)``,
+    exactly: a null attribute is N(0, 1) independent of the label and of the other attributes, so
+    :math:`x_jy` is i.i.d. N(0, 1). Each column carries the label of the attribute it tested (the
+    one the holdout validated, the top training attribute for data splitting, attribute 0 for the
+    oracle).
     """
 
     name: str = "holdout_reuse"
     n_obs: int = 100
     n_features: int = 50
     n_queries: int = 10
+    effects: tuple[float, ...] = ()
     description: ClassVar[str] = "holdout reused to validate features one by one, then to test the chosen one"
     chunk_size: ClassVar[int] = 250
+    column_labels: ClassVar[dict[str, str]] = ORACLE_LABELS
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
         check_int("n_obs", self.n_obs, low=4)
         check_int("n_features", self.n_features, low=1)
         check_int("n_queries", self.n_queries, low=1, high=self.n_features)
+        object.__setattr__(self, "effects", check_effects("effects", self.effects, limit=self.n_features,
+                                                          what="n_features"))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _STANDARD + ("pvalue_oracle",) if self.effects else _STANDARD
 
     @property
     def truth(self) -> str:
-        return f"Global null: none of the {self.n_features} attributes is related to the label."
+        k = len(self.effects)
+        if k == 0:
+            return f"Global null: none of the {self.n_features} attributes is related to the label."
+        return (f"Attributes 0..{k - 1} are related to the label (E[x_j y] = {self.effects}); the other "
+                f"{self.n_features - k} are not.")
 
     @property
     def n_rows(self) -> int:
@@ -80,6 +104,9 @@ class HoldoutReuse(Scenario):
             yt = 2.0 * g.integers(0, 2, n) - 1.0
             xh = g.standard_normal((n, m))
             yh = 2.0 * g.integers(0, 2, n) - 1.0
+            if self.effects:
+                xt[:, : len(self.effects)] += yt[:, None] * np.asarray(self.effects)
+                xh[:, : len(self.effects)] += yh[:, None] * np.asarray(self.effects)
             zt[i] = xt * yt[:, None]
             zh[i] = xh * yh[:, None]
         wt, wh = zt.mean(axis=1), zh.mean(axis=1)
@@ -92,4 +119,11 @@ class HoldoutReuse(Scenario):
         tstat = wh / (sd / math.sqrt(n))
         p = _two_sided_t(tstat[np.arange(r), j], n - 1)
         ps = _two_sided_t(tstat[np.arange(r), order[:, 0]], n - 1)
-        return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
+        k = len(self.effects)
+        if not k:
+            return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
+        cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates),
+                "pvalue_split": ps}
+        out = Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in _STANDARD}, (j >= k).reshape(r, 1),
+                                   null_by_column={"pvalue_split": (order[:, :1] >= k)})
+        return with_oracle(out, _two_sided_t(tstat[:, 0], n - 1))

@@ -46,6 +46,19 @@ SCENARIOS: dict[str, Scenario] = {
         SharpTopK(name="sharp_topk_signal", n_per_arm=1000, effects=(0.16, 0.16, 0.16)),
         SharpNoisyTopK(n_per_arm=1000, epsilon=0.2),
         SharpNoisyTopK(name="sharp_noisy_topk_signal", n_per_arm=1000, epsilon=0.2, effects=(0.16, 0.16, 0.16)),
+        # signal variants: a few real effects among the nulls, sized so that the test of a real effect
+        # without selection (the oracle) has power about 0.9
+        Preregistered(name="preregistered_signal", effect=0.65),
+        SparseVectorThreshold(name="sparse_vector_threshold_signal", effects=(0.45, 0.45, 0.45)),
+        HoldoutReuse(name="holdout_reuse_signal", effects=(0.33, 0.33, 0.33)),
+        FreedmanScreening(name="freedman_signal", coefficients=(0.33, 0.33, 0.33)),
+        LassoFixedLambda(name="lasso_support_signal", coefficients=(0.33, 0.33, 0.33)),
+        ForwardStepwisePath(name="forward_stepwise_signal", coefficients=(0.33, 0.33, 0.33)),
+        DPThenDescriptionLength(name="dp_then_dl_signal", effects=(0.45, 0.45, 0.45)),
+        AdaptiveFamily(name="adaptive_family_signal", effects=(3.24, 3.24, 3.24)),
+        RepeatedMeasures(name="repeated_measures_signal", effects=(0.77, 0.77, 0.77)),
+        NoisyTopKTheorem20(name="noisy_topk_thm20_signal", effects=(0.16, 0.16, 0.16, 0.16, 0.16)),
+        UnknownSigmaStepwise(name="unknown_sigma_stepwise_signal", n_obs=24, coefficients=(1.0, 1.0)),
     )
 }
 """The scenario library, by name, in a fixed order: :func:`selective.validation.validate.validate`

@@ -1,6 +1,14 @@
-"""Selection of regression models under the global null, with exact conditional p-values
-beside the standard columns: the lasso at a fixed λ (:class:`LassoFixedLambda`) and the
-forward-stepwise path (:class:`ForwardStepwisePath`)."""
+"""Selection of regression models, with exact conditional p-values beside the standard columns:
+the lasso at a fixed λ (:class:`LassoFixedLambda`) and the forward-stepwise path
+(:class:`ForwardStepwisePath`), under the global null or with a few real coefficients.
+
+Signal variants (``coefficients`` not empty) use the orthogonal-signal design of
+:func:`orthogonal_signal`: the first ``len(coefficients)`` columns are made exactly orthogonal, in
+the sample, to each other and to every other column, within the selection rows and within the test
+rows of the data-splitting baseline. Then the partial coefficient of a column in the regression of
+the mean of y on any set of columns (with an intercept), on all rows or on the test rows, is its
+coefficient if it is a signal and exactly 0 otherwise, so a slot is null iff its tested variable is
+a noise variable."""
 
 from __future__ import annotations
 
@@ -11,11 +19,14 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import special
 
-from ..._validation import check_int, check_positive
+from ..._validation import check_int, check_positive, check_real
 from ...accounting.certificates import DescriptionLength
-from .base import _STANDARD, Scenario
+from ..outcomes import Outcomes
+from .base import _STANDARD, Scenario, _corrected
 
-__all__ = ["LassoFixedLambda", "ForwardStepwisePath"]
+__all__ = ["LassoFixedLambda", "ForwardStepwisePath", "orthogonal_signal"]
+
+_ORACLE = "pvalue_oracle"
 
 
 def _two_sided_z(z: np.ndarray) -> np.ndarray:
@@ -31,28 +42,111 @@ def _ols_z_pvalue(x: np.ndarray, y: np.ndarray, j: int) -> float:
     return float(_two_sided_z(b[j] / math.sqrt(g[j, j])))
 
 
+def orthogonal_signal(x: np.ndarray, k: int, ns: int) -> np.ndarray:
+    """The design of the signal variants: ``x`` centred within rows ``[:ns]`` and within rows
+    ``[ns:]``, then, within each part, its first ``k`` columns replaced by orthogonal columns of
+    the same norms that are orthogonal to every other column.
+
+    Within a part, the first ``k`` centred columns are projected off the span of the others
+    (least-squares residuals) and orthonormalised (QR, signs kept), then rescaled to their norms
+    before. Both parts have mean zero, so the centred cross-products on all rows are the sums of
+    those within the parts: the signal columns are exactly orthogonal (up to rounding) to each
+    other and to every other column on all rows, on the selection rows and on the test rows.
+    Each part needs more rows than ``x`` has columns.
+    """
+    out = np.empty_like(x, dtype=float)
+    for rows in (slice(0, ns), slice(ns, x.shape[0])):
+        part = x[rows] - x[rows].mean(axis=0)
+        sig = part[:, :k]
+        scale = np.linalg.norm(sig, axis=0)
+        if k < part.shape[1]:
+            rest = part[:, k:]
+            sig = sig - rest @ np.linalg.lstsq(rest, sig, rcond=None)[0]
+        q, t = np.linalg.qr(sig)
+        part[:, :k] = q * np.where(np.diag(t) < 0, -1.0, 1.0) * scale
+        out[rows] = part
+    return out
+
+
+def check_coefficients(coefficients: tuple, n_features: int, n_obs: int, split_fraction: float) -> tuple[float, ...]:
+    """``coefficients`` as a tuple of floats: at most ``n_features`` finite non-zero reals, and
+    (when not empty) at least ``n_features + 1`` rows in each part of the split (the first
+    ``round(split_fraction * n_obs)`` rows and the others), as :func:`orthogonal_signal` needs."""
+    if isinstance(coefficients, (str, bytes)) or not hasattr(coefficients, "__len__"):
+        raise TypeError(f"`coefficients` must be a tuple of finite non-zero real numbers; got {coefficients!r}.")
+    out = tuple(check_real(f"coefficients[{i}]", c) for i, c in enumerate(coefficients))
+    if len(out) > n_features:
+        raise ValueError(f"`coefficients` must have at most n_features = {n_features} entries; got {len(out)}.")
+    if any(c == 0.0 for c in out):
+        raise ValueError(f"`coefficients` must be non-zero (a real effect each; the other variables are the "
+                         f"null ones); got {coefficients!r}.")
+    ns = int(round(split_fraction * n_obs))
+    if out and min(ns, n_obs - ns) < n_features + 1:
+        raise ValueError(f"`coefficients` needs at least n_features + 1 = {n_features + 1} rows in each part of "
+                         f"the split (the orthogonal-signal design); got {ns} and {n_obs - ns} rows "
+                         f"(n_obs = {n_obs}, split_fraction = {split_fraction:g}): raise n_obs.")
+    return out
+
+
+def finish(sc: Any, p: np.ndarray, tested: np.ndarray, tested_split: np.ndarray,
+           extra: dict[str, np.ndarray]) -> Outcomes:
+    """Outcomes of a regression scenario: every column's slot is null iff the variable it tested
+    (``tested``; ``tested_split`` for data splitting) is not among the first ``len(coefficients)``;
+    the oracle tests variable 0, a real effect."""
+    r, k = len(p), len(sc.coefficients)
+    cols = {"pvalue_naive": p, **_corrected(p, sc.certificates(), sc.n_rows, sc.n_candidates), **extra}
+    by = {"pvalue_split": tested_split >= k, _ORACLE: np.zeros(r, dtype=bool)}
+    return Outcomes.from_shared({c: cols[c].reshape(r, -1) for c in sc.columns}, (tested >= k).reshape(r, -1),
+                                null_by_column={c: v.reshape(r, -1) for c, v in by.items() if c in sc.columns})
+
+
 # --------------------------------------------------------------------------------------------
 # 5. Lasso support at fixed lambda
 # --------------------------------------------------------------------------------------------
 
 
 class _RegressionNull:
-    """Shared views of the regression scenarios: y independent of ``n_features`` predictors on
-    ``n_obs`` rows, with exact conditional p-values beside the standard columns."""
+    """Shared views of the regression scenarios: y on ``n_features`` predictors and ``n_obs``
+    rows, independent of them or with ``coefficients`` on the first ones, with exact conditional
+    p-values beside the standard columns (and the oracle in the signal variants)."""
 
     __slots__ = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return _STANDARD + ("pvalue_conditional",)
+        return _STANDARD + ("pvalue_conditional",) + ((_ORACLE,) if self.coefficients else ())
 
     @property
     def truth(self) -> str:
-        return f"Global null: y is independent of all {self.n_features} predictors."
+        k = len(self.coefficients)
+        if k == 0:
+            return f"Global null: y is independent of all {self.n_features} predictors."
+        return (f"Predictors 0..{k - 1} have coefficients {self.coefficients}, orthogonal in the sample to every "
+                f"other predictor; the other {self.n_features - k} have partial coefficient 0 in every model.")
 
     @property
     def n_rows(self) -> int:
         return self.n_obs
+
+    def _check_coefficients(self) -> None:
+        object.__setattr__(self, "coefficients", check_coefficients(self.coefficients, self.n_features,
+                                                                    self.n_obs, self.split_fraction))
+
+    def draw(self, g: np.random.Generator, ns: int) -> tuple[np.ndarray, np.ndarray]:
+        """One dataset (X, y): the null draw, or, with ``coefficients``, the orthogonal-signal design
+        (:func:`orthogonal_signal`) and y = X b + N(0, 1) noise (the same random numbers)."""
+        x = g.standard_normal((self.n_obs, self.n_features))
+        y = g.standard_normal(self.n_obs)
+        k = len(self.coefficients)
+        if k:
+            x = orthogonal_signal(x, k, ns)
+            y = y + x[:, :k] @ np.asarray(self.coefficients)
+        return x, y
+
+    def oracle(self, x: np.ndarray, y: np.ndarray) -> float:
+        """The z-test of variable 0 on all rows, no selection (its estimate is the same in every
+        model that holds it, the signal being orthogonal to every other column)."""
+        return _ols_z_pvalue(x[:, :1], y, 0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,7 +166,18 @@ class LassoFixedLambda(_RegressionNull, Scenario):
     splitting with the lasso at :math:`\lambda` = ``lam_factor`` :math:`\sqrt{n_s}` on the
     selection rows. Nothing is tested when the support is empty.
 
-    Truth: global null (y is independent of X), so every tested partial coefficient is zero.
+    Signal variant (``coefficients`` not empty): X is the orthogonal-signal design
+    (:func:`orthogonal_signal`, on the selection rows and the test rows of data splitting) and
+    y = :math:`\sum_{j<k}` ``coefficients[j]`` :math:`x_j` + N(0, 1), k = ``len(coefficients)``; an
+    extra column ``pvalue_oracle`` tests variable 0 on all rows with no selection.
+
+    Truth: with ``coefficients=()`` (the default) the global null (y is independent of X), so
+    every tested partial coefficient is zero. In the signal variant, the first k columns are
+    orthogonal in the sample to each other and to every other column, on all rows and on the test
+    rows, so the partial coefficient of variable j in the regression of the mean of y on any
+    selected support (with intercept, on all rows or on the test rows; X is conditioned on) is
+    ``coefficients[j]`` for j < k and exactly 0 otherwise: each column's slot is null iff the
+    variable it tested is j >= k (data splitting: the variable drawn from its own support).
     """
 
     name: str = "lasso_support"
@@ -80,9 +185,11 @@ class LassoFixedLambda(_RegressionNull, Scenario):
     n_features: int = 30
     lam_factor: float = 1.9
     max_size: int = 8
+    coefficients: tuple[float, ...] = ()
     description: ClassVar[str] = "lasso support at fixed lambda, one selected coefficient tested (+ exact conditional)"
     default_reps: ClassVar[int] = 1000
     chunk_size: ClassVar[int] = 50
+    column_labels: ClassVar[dict[str, str]] = {_ORACLE: "oracle (variable 0, no selection)"}
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
@@ -90,6 +197,7 @@ class LassoFixedLambda(_RegressionNull, Scenario):
         check_int("n_obs", self.n_obs, low=4)
         check_positive("lam_factor", self.lam_factor)
         check_int("max_size", self.max_size, low=1, high=self.n_features)
+        self._check_coefficients()
 
     @property
     def n_candidates(self) -> int:
@@ -115,11 +223,11 @@ class LassoFixedLambda(_RegressionNull, Scenario):
         from ...conditional import fixed_lasso_inference
 
         r = len(rngs)
-        p, pc, ps = (np.full(r, np.nan) for _ in range(3))
+        p, pc, ps, po = (np.full(r, np.nan) for _ in range(4))
+        tested, tested_s = np.full(r, self.n_features), np.full(r, self.n_features)
         ns = int(round(self.split_fraction * self.n_obs))
         for i, g in enumerate(rngs):
-            x = g.standard_normal((self.n_obs, self.n_features))
-            y = g.standard_normal(self.n_obs)
+            x, y = self.draw(g, ns)
             res = fixed_lasso_inference(x, y, self.lam_factor * math.sqrt(self.n_obs), sigma=1.0,
                                         alternative="two-sided")
             e = len(res.variables)
@@ -127,14 +235,19 @@ class LassoFixedLambda(_RegressionNull, Scenario):
                 k = int(g.integers(min(e, self.max_size)))
                 if e <= self.max_size:
                     p[i], pc[i] = res.pvalue_naive[k], res.pvalue[k]
+                    tested[i] = res.index[k]
                 else:  # cut support: the naive test is on the cut model, no conditional p-value
                     keep = self._support(x, y)
                     p[i] = _ols_z_pvalue(x[:, keep], y, k)
+                    tested[i] = keep[k]
             es = self._support(x[:ns], y[:ns])
             if es.size:
                 ks = int(g.integers(es.size))
                 ps[i] = _ols_z_pvalue(x[ns:][:, es], y[ns:], ks)
-        return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps, "pvalue_conditional": pc})
+                tested_s[i] = es[ks]
+            if self.coefficients:
+                po[i] = self.oracle(x, y)
+        return finish(self, p, tested, tested_s, {"pvalue_split": ps, "pvalue_conditional": pc, _ORACLE: po})
 
 
 # --------------------------------------------------------------------------------------------
@@ -144,7 +257,7 @@ class LassoFixedLambda(_RegressionNull, Scenario):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ForwardStepwisePath(_RegressionNull, Scenario):
-    """Forward stepwise path of ``steps`` steps; the first variable to enter is tested in the final model.
+    r"""Forward stepwise path of ``steps`` steps; the first variable to enter is tested in the final model.
 
     Data: X (``n_obs`` x ``n_features``) and y i.i.d. N(0, 1), σ = 1 known. Selection: the
     ordered forward-stepwise path (with intercept) of ``steps`` steps, one of p!/(p-s)! paths,
@@ -155,22 +268,43 @@ class ForwardStepwisePath(_RegressionNull, Scenario):
     the C(p, s) s possible (model, variable) pairs; data splitting: the path on the selection
     rows, the z-test on the others.
 
-    Truth: global null (y is independent of X).
+    Signal variant (``coefficients`` not empty): as in :class:`LassoFixedLambda`, the
+    orthogonal-signal design (:func:`orthogonal_signal`), y = :math:`\sum_{j<k}`
+    ``coefficients[j]`` :math:`x_j` + N(0, 1) and the oracle column ``pvalue_oracle``. The first
+    variable to enter is then mostly a real one, so null slots are rarer than signal slots.
+
+    Truth: with ``coefficients=()`` (the default) the global null (y is independent of X). In the
+    signal variant the first k = ``len(coefficients)`` columns are orthogonal in the sample to each
+    other and to every other column, on all rows and on the test rows, so the partial coefficient
+    of variable j in the regression of the mean of y on any s variables (with intercept; X is
+    conditioned on) is ``coefficients[j]`` for j < k and exactly 0 otherwise: a slot is null iff
+    the first variable to enter (of the path on all rows, or on the selection rows for data
+    splitting) is j >= k.
     """
 
     name: str = "forward_stepwise"
     n_obs: int = 100
     n_features: int = 30
     steps: int = 3
+    coefficients: tuple[float, ...] = ()
     description: ClassVar[str] = "forward stepwise path of s steps, first entered variable tested (+ exact conditional)"
     default_reps: ClassVar[int] = 1000
     chunk_size: ClassVar[int] = 50
+
+    column_labels: ClassVar[dict[str, str]] = {_ORACLE: "oracle (variable 0, no selection)"}
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
         check_int("n_features", self.n_features, low=1)
         check_int("steps", self.steps, low=1, high=self.n_features)
         check_int("n_obs", self.n_obs, low=self.steps + 3)
+        self._check_coefficients()
+
+    @property
+    def naive_is_biased(self) -> bool:  # type: ignore[override]
+        """Under the global null the naive p-value of the first variable is biased; with real
+        coefficients that variable is mostly a real one, so the null slots are rare."""
+        return not self.coefficients
 
     @property
     def n_candidates(self) -> int:
@@ -184,16 +318,19 @@ class ForwardStepwisePath(_RegressionNull, Scenario):
         from ...conditional import forward_stepwise, fs_inference
 
         r = len(rngs)
-        p, pc, ps = (np.full(r, np.nan) for _ in range(3))
+        p, pc, ps, po = (np.full(r, np.nan) for _ in range(4))
+        tested, tested_s = np.zeros(r, dtype=int), np.zeros(r, dtype=int)
         ns = int(round(self.split_fraction * self.n_obs))
         s = self.steps
         for i, g in enumerate(rngs):
-            x = g.standard_normal((self.n_obs, self.n_features))
-            y = g.standard_normal(self.n_obs)
+            x, y = self.draw(g, ns)
             path = forward_stepwise(x, y, maxsteps=s)
             res = fs_inference(path, sigma=1.0, k=s, type="all", alternative="two-sided")
             row = int(np.flatnonzero(np.asarray(res.index) == path.action[0])[0])
             p[i], pc[i] = res.pvalue_naive[row], res.pvalue[row]
             path_s = forward_stepwise(x[:ns], y[:ns], maxsteps=s)
             ps[i] = _ols_z_pvalue(x[ns:][:, np.asarray(path_s.action[:s])], y[ns:], 0)
-        return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps, "pvalue_conditional": pc})
+            tested[i], tested_s[i] = path.action[0], path_s.action[0]
+            if self.coefficients:
+                po[i] = self.oracle(x, y)
+        return finish(self, p, tested, tested_s, {"pvalue_split": ps, "pvalue_conditional": pc, _ORACLE: po})

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_int
+from ..._validation import check_int, check_real
 from ...accounting.certificates import DescriptionLength
 from ..splitting import data_splitting, split_rows
 from .base import Scenario, _pooled_t, _two_sided_t
@@ -26,14 +26,18 @@ __all__ = ["Preregistered", "TopKNoise"]
 class Preregistered(Scenario):
     """Control: one pre-registered Student t-test, no selection at all.
 
-    Truth: the single hypothesis (equal means of two groups of ``n_rows / 2`` N(0, 1) rows) is
-    null. Every column is the exact naive p-value (the ledger is empty, Bonferroni over one
-    declared hypothesis) or, for data splitting, the same test on the test part; every column
-    rejects at exactly α.
+    Truth: with ``effect=0`` (the default) the single hypothesis (equal means of two groups of
+    ``n_rows / 2`` N(0, 1) rows) is null. Every column is the exact naive p-value (the ledger is
+    empty, Bonferroni over one declared hypothesis) or, for data splitting, the same test on the
+    test part; every column rejects at exactly α. Signal variant (``effect`` not 0): the first
+    group's rows have mean ``effect``, a real difference, so the hypothesis is false in every
+    replication and every column measures power: the naive test's in every column but data
+    splitting, which tests on its share of the rows only.
     """
 
     name: str = "preregistered"
     n_obs: int = 100
+    effect: float = 0.0
     description: ClassVar[str] = "one pre-registered two-sample t-test, no selection (every column exact)"
     naive_is_biased: ClassVar[bool] = False
     chunk_size: ClassVar[int] = 2000
@@ -41,9 +45,12 @@ class Preregistered(Scenario):
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
         check_int("n_obs", self.n_obs, low=8)
+        object.__setattr__(self, "effect", check_real("effect", self.effect))
 
     @property
     def truth(self) -> str:
+        if self.effect:
+            return f"The pre-registered hypothesis (equal group means) is false: the means differ by {self.effect:g}."
         return "Global null: the pre-registered hypothesis (equal group means) is true."
 
     @property
@@ -60,11 +67,13 @@ class Preregistered(Scenario):
     def replicate_many(self, rngs):
         half = self.n_obs // 2
         x = np.stack([g.standard_normal((self.n_obs, 1)) for g in rngs])
+        if self.effect:
+            x[:, :half] += self.effect
         t, df = _pooled_t(x[:, :half], x[:, half:])
         p = _two_sided_t(t[:, 0], df)
         k = int(round(self.split_fraction * half))
         ts, dfs = _pooled_t(x[:, k:half], x[:, half + k:])
-        null = np.ones(len(rngs), dtype=bool)
+        null = np.full(len(rngs), not self.effect)
         return self._finish(p, null, {"pvalue_split": _two_sided_t(ts[:, 0], dfs)})
 
 
