@@ -228,7 +228,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                              f"(no folder {folder!r}).")
     results = validate(names, n_reps=args.reps, alpha=args.alpha, seed=args.seed, n_jobs=args.jobs,
                        progress=not args.quiet)
-    table = verdicts(results)
+    # the validity levels, plus --alpha when it is another level (a run at alpha/N is judged there too)
+    levels = tuple(sorted({*VALIDITY_LEVELS, args.alpha}, reverse=True))
+    table = verdicts(results, levels=levels)
     for name, res in results.items():
         sc = get_scenario(name)
         print(f"## {name} ({res.n_reps} replications, alpha = {res.alpha:g}, {res.elapsed_seconds:.1f} s)\n")
@@ -241,7 +243,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         print()
     failing = table[table.verdict == "FAILS"]
     print(f"Validity: {int((table.verdict == 'holds').sum())} valid column(s) hold their level at alpha "
-          f"{' and '.join(f'{a:g}' for a in VALIDITY_LEVELS)} (one-sided exact binomial, p > {FAILURE_P:g}); "
+          f"{', '.join(f'{a:g}' for a in levels)} (one-sided exact binomial, p > {FAILURE_P:g}); "
           f"{len(failing)} fail.")
     if args.plot:
         fig = plot_validation(results)
@@ -265,7 +267,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
         if figure is not None:
             figure = os.path.relpath(figure, os.path.dirname(os.path.abspath(args.output))).replace(os.sep, "/")
-        text = release_table(results, command=_validate_command(args), seed=args.seed, power_figure=figure)
+        text = release_table(results, command=_validate_command(args), seed=args.seed, power_figure=figure,
+                             levels=levels)
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
         if not args.quiet:

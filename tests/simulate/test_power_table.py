@@ -89,3 +89,12 @@ def test_missing_output_folder_fails_before_the_run(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "`--power-plot` must be a file in an existing folder" in err and "nowhere" in err
+
+
+def test_a_run_at_another_alpha_is_judged_and_tabled_at_it_too(tmp_path, capsys):
+    out = tmp_path / "v.md"
+    code = main(["validate", "--scenario", "topk_noise", "--reps", "30", "--seed", "5", "--alpha", "0.001",
+                 "--output", str(out), "--quiet"])
+    assert code == 0
+    assert "hold their level at alpha 0.05, 0.01, 0.001" in capsys.readouterr().out
+    assert "| type I at 0.05 [CI] | type I at 0.01 [CI] | type I at 0.001 [CI] |" in out.read_text()
