@@ -71,7 +71,9 @@ def test_the_library_keeps_its_order():
                                "sparse_vector_threshold_signal", "holdout_reuse_signal", "freedman_signal",
                                "lasso_support_signal", "forward_stepwise_signal", "dp_then_dl_signal",
                                "adaptive_family_signal", "repeated_measures_signal", "noisy_topk_thm20_signal",
-                               "unknown_sigma_stepwise_signal"]
+                               "unknown_sigma_stepwise_signal", "trusted_welch_skewed_signal",
+                               "trusted_two_proportion_rare_signal", "trusted_poisson_exposure_signal",
+                               "trusted_spearman_small_n_signal", "trusted_student_skewed_signal"]
     assert scenario_names() == tuple(SCENARIOS)
     assert all(get_scenario(name) is sc for name, sc in SCENARIOS.items())
 

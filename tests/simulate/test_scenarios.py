@@ -48,6 +48,9 @@ ELSEWHERE.update({name: "test_signal_regression.py" for name in (
 ELSEWHERE.update({name: "test_signal_dp_adaptive.py" for name in (
     "sparse_vector_threshold_signal", "holdout_reuse_signal", "freedman_signal", "dp_then_dl_signal",
     "adaptive_family_signal", "repeated_measures_signal", "noisy_topk_thm20_signal")})
+ELSEWHERE.update({name: "test_signal_trusted.py" for name in (
+    "trusted_welch_skewed_signal", "trusted_two_proportion_rare_signal", "trusted_poisson_exposure_signal",
+    "trusted_spearman_small_n_signal", "trusted_student_skewed_signal")})
 
 
 def test_the_library_has_the_promised_scenarios():

@@ -59,6 +59,11 @@ SCENARIOS: dict[str, Scenario] = {
         RepeatedMeasures(name="repeated_measures_signal", effects=(0.77, 0.77, 0.77)),
         NoisyTopKTheorem20(name="noisy_topk_thm20_signal", effects=(0.16, 0.16, 0.16, 0.16, 0.16)),
         UnknownSigmaStepwise(name="unknown_sigma_stepwise_signal", n_obs=24, coefficients=(1.0, 1.0)),
+        WelchSkewed(name="trusted_welch_skewed_signal", effects=(2.3, 2.3, 2.3)),
+        TwoProportionRare(name="trusted_two_proportion_rare_signal", effects=(0.07, 0.07, 0.07)),
+        PoissonExposure(name="trusted_poisson_exposure_signal", effects=(1.6, 1.6, 1.6)),
+        SpearmanSmallN(name="trusted_spearman_small_n_signal", effects=(0.85, 0.85, 0.85)),
+        StudentTwoSampleSkewed(name="trusted_student_skewed_signal", effects=(2.3, 2.3, 2.3)),
     )
 }
 """The scenario library, by name, in a fixed order: :func:`selective.validation.validate.validate`

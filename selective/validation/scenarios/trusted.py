@@ -26,11 +26,18 @@ on the same data. Columns:
 
 A test that refuses the data (for instance no success at all in the tested half) tests nothing
 in that replication, which counts as no rejection.
+
+Signal variants (``effects``; empty by default, drawing exactly as before): candidates j <
+``len(effects)`` carry a real effect of the scenario's kind (see each class), the others keep exactly
+the null law, jointly with the outcome; a column's hypothesis is null iff the candidate it tested
+(data splitting: its own winner) is not among them. They add ``pvalue_oracle``: candidate 0 tested on
+all rows without selection at ``alpha`` = 0.01 as the split half is (for power; not available in practice).
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -65,11 +72,17 @@ class TrustedReplication:
         The result of ``Analysis.test`` (the asymptotic p-value, before any fallback).
     pvalue_split : float
         Data splitting's p-value (NaN when nothing was tested).
+    chosen, chosen_split, pvalue_oracle : str, str, float
+        The candidates selected on all rows and on the selection half; the oracle's p-value (NaN without
+        ``effects``).
     """
 
     report: Any
     asymptotic: Any
     pvalue_split: float
+    chosen: str = ""
+    chosen_split: str = ""
+    pvalue_oracle: float = math.nan
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,11 +90,14 @@ class _ThroughReport(Scenario):
     """Base of the scenarios run through the report (see the module docstring)."""
 
     n_features: int = 300
+    effects: tuple[float, ...] = ()
+    effect_range: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
     naive_is_biased: ClassVar[bool] = True
     chunk_size: ClassVar[int] = 10
     default_reps: ClassVar[int] = 2000
     column_labels: ClassVar[dict[str, str]] = {
-        _DIAGNOSTIC: "Bonferroni on the asymptotic p-value, no fallback (diagnostic)"}
+        _DIAGNOSTIC: "Bonferroni on the asymptotic p-value, no fallback (diagnostic)",
+        "pvalue_oracle": "oracle (feature 0, no selection)"}
     invalid_columns: ClassVar[dict[str, str]] = {
         _DIAGNOSTIC: "the asymptotic p-value compared with alpha/N, below the level where it is trusted "
                      "(THEORY.md 7.1)"}
@@ -89,10 +105,21 @@ class _ThroughReport(Scenario):
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
         check_int("n_features", self.n_features, low=2)
+        lo, hi = self.effect_range
+        if not isinstance(self.effects, (tuple, list)) or len(self.effects) > self.n_features or not all(
+                isinstance(e, numbers.Real) and type(e) is not bool and e != 0 and lo < e < hi for e in self.effects):
+            raise ValueError(f"`effects` must be a tuple of at most n_features = {self.n_features} nonzero numbers "
+                             f"in ({lo:g}, {hi:g}); got {self.effects!r}.")
+        object.__setattr__(self, "effects", tuple(float(e) for e in self.effects))
+
+    def _truth(self, null: str, signal: str) -> str:
+        k = len(self.effects)
+        return null if not k else (f"Candidates 0..{k - 1} {signal} {self.effects}; the other {self.n_features - k} "
+                                   f"are null (without effects: {null})")
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return _STANDARD + (_DIAGNOSTIC,)
+        return _STANDARD + (_DIAGNOSTIC,) + (("pvalue_oracle",) if self.effects else ())
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -148,21 +175,31 @@ class _ThroughReport(Scenario):
             first = frame.iloc[parts.select].reset_index(drop=True)
             second = frame.iloc[parts.test].reset_index(drop=True)
             chosen_split = selector.select(first).value[0]
-            split = Analysis(second, alpha=SPLIT_ALPHA, rng=rng, n_candidates=1)
-            try:
-                split.test(self.spec(chosen_split))
-            except ValueError:
-                p_split = math.nan
-            else:
-                p_split = float(split.report().frame["pvalue_best"].iloc[0])
-        return TrustedReplication(report=report, asymptotic=asymptotic, pvalue_split=p_split)
+            p_split = self._unselected(second, chosen_split, rng)
+            p_oracle = self._unselected(frame, self.names[0], rng) if self.effects else math.nan
+        return TrustedReplication(report=report, asymptotic=asymptotic, pvalue_split=p_split, chosen=chosen,
+                                  chosen_split=chosen_split, pvalue_oracle=p_oracle)
+
+    def _unselected(self, frame: pd.DataFrame, name: str, rng: np.random.Generator) -> float:
+        """The report's p-value of ``name`` tested without selection at ``SPLIT_ALPHA`` (NaN: refused)."""
+        from ...analysis.facade import Analysis
+
+        analysis = Analysis(frame, alpha=SPLIT_ALPHA, rng=rng, n_candidates=1)
+        try:
+            analysis.test(self.spec(name))
+        except ValueError:
+            return math.nan
+        return float(analysis.report().frame["pvalue_best"].iloc[0])
 
     def replicate_many(self, rngs):
         r = len(rngs)
         cols = {c: np.full(r, np.nan) for c in self.columns}
+        k, null, null_split = len(self.effects), np.ones(r, dtype=bool), np.ones(r, dtype=bool)
         for i, g in enumerate(rngs):
             rep = self.analyse(g)
-            cols["pvalue_split"][i] = rep.pvalue_split
+            null[i], null_split[i] = self.names.index(rep.chosen) >= k, self.names.index(rep.chosen_split) >= k
+            for c in ("pvalue_split", "pvalue_oracle")[: 1 + bool(k)]:
+                cols[c][i] = getattr(rep, c)
             if rep.report is None:
                 continue
             row = rep.report.frame.iloc[0]
@@ -171,7 +208,9 @@ class _ThroughReport(Scenario):
             cols[_DIAGNOSTIC][i] = min(1.0, self.n_features * p)
             for c in ("pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best"):
                 cols[c][i] = float(row[c])
-        return Outcomes.from_shared({c: v.reshape(r, 1) for c, v in cols.items()}, np.ones((r, 1), dtype=bool))
+        by = {"pvalue_split": null_split.reshape(r, 1), "pvalue_oracle": np.zeros((r, 1), dtype=bool)}
+        return Outcomes.from_shared({c: v.reshape(r, 1) for c, v in cols.items()}, null.reshape(r, 1),
+                                    null_by_column={c: v for c, v in by.items() if c in cols})
 
 
 def _arms(n1: int, n2: int) -> np.ndarray:
@@ -199,7 +238,10 @@ class TwoProportionRare(_ThroughReport):
     success). Test: :class:`~selective.hypotheses.TwoSampleProportionTest`; the report uses
     Fisher's exact test below the z-test's exact conditional trusted level.
 
-    Truth: global null (every outcome has the same proportion in both arms).
+    Truth: global null (every outcome has the same proportion in both arms). With ``effects``,
+    outcome j < ``len(effects)`` has probability ``prob + effects[j]`` in arm "a" (the same
+    uniform draws, compared with that threshold) and ``prob`` in arm "b": its difference in
+    proportions is exactly ``effects[j]``; every other outcome is Bernoulli(``prob``) in both arms.
     """
 
     name: str = "trusted_two_proportion_rare"
@@ -211,7 +253,6 @@ class TwoProportionRare(_ThroughReport):
         return (f"rare binary outcomes, unbalanced arms: top-1 of {self.n_features} by pooled |z|,"
                 f" tested through the report (Fisher fallback)")
 
-
     def __post_init__(self) -> None:
         _ThroughReport.__post_init__(self)
         check_int("n1", self.n1, low=2)
@@ -219,15 +260,22 @@ class TwoProportionRare(_ThroughReport):
         check_in_interval("prob", self.prob, low=0.0, high=1.0, closed="neither")
 
     @property
+    def effect_range(self) -> tuple[float, float]:  # type: ignore[override]
+        return -self.prob, 1.0 - self.prob
+
+    @property
     def truth(self) -> str:
-        return f"Global null: all {self.n_features} outcomes have probability {self.prob:g} in both arms."
+        return self._truth(f"Global null: all {self.n_features} outcomes have probability {self.prob:g} in both arms.",
+                           "have arm-a minus arm-b differences in proportion")
 
     @property
     def n_rows(self) -> int:
         return self.n1 + self.n2
 
     def draw(self, rng):
-        y = (rng.random((self.n_rows, self.n_features)) < self.prob).astype(np.int8)
+        u = rng.random((self.n_rows, self.n_features))
+        y, k = (u < self.prob).astype(np.int8), len(self.effects)
+        y[: self.n1, :k] = u[: self.n1, :k] < self.prob + np.asarray(self.effects)  # no-op without effects
         return _frame(y, self.names, arm=_arms(self.n1, self.n2))
 
     def scores(self, frame):
@@ -264,7 +312,9 @@ class WelchSkewed(_ThroughReport):
     :class:`~selective.hypotheses.TwoSampleTTest` with ``usevar="unequal"``; the report uses
     the label-permutation p-value with :math:`B + 1 \ge 10/\gamma` resamples.
 
-    Truth: global null (every outcome has the same distribution in both arms).
+    Truth: global null (every outcome has the same distribution in both arms). With ``effects``,
+    outcome j < ``len(effects)`` is lognormal(0, 1) + ``effects[j]`` in arm "a": the skewness is
+    kept and the means differ by exactly ``effects[j]``; every other outcome is as under the null.
     """
 
     name: str = "trusted_welch_skewed"
@@ -276,7 +326,6 @@ class WelchSkewed(_ThroughReport):
         return (f"lognormal outcomes, unbalanced arms: top-1 of {self.n_features} by |Welch t|,"
                 f" tested through the report (permutation fallback)")
 
-
     def __post_init__(self) -> None:
         _ThroughReport.__post_init__(self)
         check_int("n1", self.n1, low=3)
@@ -284,14 +333,17 @@ class WelchSkewed(_ThroughReport):
 
     @property
     def truth(self) -> str:
-        return f"Global null: all {self.n_features} outcomes are lognormal(0, 1) in both arms."
+        return self._truth(f"Global null: all {self.n_features} outcomes are lognormal(0, 1) in both arms.",
+                           "have arm-a minus arm-b mean differences")
 
     @property
     def n_rows(self) -> int:
         return self.n1 + self.n2
 
     def draw(self, rng):
-        return _frame(rng.lognormal(size=(self.n_rows, self.n_features)), self.names, arm=_arms(self.n1, self.n2))
+        x = rng.lognormal(size=(self.n_rows, self.n_features))
+        x[: self.n1, : len(self.effects)] += np.asarray(self.effects)  # no-op without effects
+        return _frame(x, self.names, arm=_arms(self.n1, self.n2))
 
     def scores(self, frame):
         from ...selectors import welch_t_scores
@@ -323,7 +375,9 @@ class StudentisedMeanSkewed(_ThroughReport):
     every corrected column that could reject (the split test at 0.01, on 25 rows, likewise:
     it is shown only where its p-value is at or above its trusted level, so cannot reject).
 
-    Truth: global null (every outcome has mean 1).
+    Truth: global null (every outcome has mean 1). With ``effects``, outcome j < ``len(effects)``
+    is exponential(1) + ``effects[j]``: the skewness is kept and its mean is exactly
+    1 + ``effects[j]``; every other outcome is as under the null.
     """
 
     name: str = "trusted_studentised_mean_skewed"
@@ -343,14 +397,17 @@ class StudentisedMeanSkewed(_ThroughReport):
 
     @property
     def truth(self) -> str:
-        return f"Global null: all {self.n_features} outcomes are exponential with mean 1."
+        return self._truth(f"Global null: all {self.n_features} outcomes are exponential with mean 1.",
+                           "have means 1 plus")
 
     @property
     def n_rows(self) -> int:
         return self.n_obs
 
     def draw(self, rng):
-        return _frame(rng.exponential(size=(self.n_obs, self.n_features)), self.names)
+        x = rng.exponential(size=(self.n_obs, self.n_features))
+        x[:, : len(self.effects)] += np.asarray(self.effects)  # no-op without effects
+        return _frame(x, self.names)
 
     def scores(self, frame):
         x = frame[list(self.names)].to_numpy()
@@ -376,16 +433,19 @@ class SpearmanSmallN(_ThroughReport):
     largest ``|rho|`` with ``y``. Test: :class:`~selective.hypotheses.SpearmanCorrelationTest`
     (t approximation); the report uses the permutation law of the ranks.
 
-    Truth: global null (every covariate is independent of y).
+    Truth: global null (every covariate is independent of y). With ``effects`` (Spearman
+    correlations), covariate j < ``len(effects)`` is :math:`r_j y + \sqrt{1 - r_j^2} z_j`, :math:`z_j` its
+    null draw and :math:`r_j = 2 \sin(\pi\,\text{effects}[j] / 6)`: bivariate normal with y, Spearman
+    correlation exactly ``effects[j]``; every other covariate is independent of y and of them.
     """
 
     name: str = "trusted_spearman_small_n"
     n_obs: int = 12
+    effect_range: ClassVar[tuple[float, float]] = (-1.0, 1.0)
     @property
     def description(self) -> str:  # type: ignore[override]
         return (f"n = {self.n_obs}: top-1 of {self.n_features} covariates by |Spearman rho| with y,"
                 f" tested through the report (permutation fallback)")
-
 
     def __post_init__(self) -> None:
         _ThroughReport.__post_init__(self)
@@ -393,15 +453,18 @@ class SpearmanSmallN(_ThroughReport):
 
     @property
     def truth(self) -> str:
-        return f"Global null: y is independent of all {self.n_features} covariates."
+        return self._truth(f"Global null: y is independent of all {self.n_features} covariates.",
+                           "have Spearman correlations with y")
 
     @property
     def n_rows(self) -> int:
         return self.n_obs
 
     def draw(self, rng):
-        return _frame(rng.standard_normal((self.n_obs, self.n_features)), self.names,
-                      y=rng.standard_normal(self.n_obs))
+        x, y = rng.standard_normal((self.n_obs, self.n_features)), rng.standard_normal(self.n_obs)
+        r = 2.0 * np.sin(np.pi * np.asarray(self.effects) / 6.0)
+        x[:, : len(r)] = r * y[:, None] + np.sqrt(1.0 - r * r) * x[:, : len(r)]  # no-op without effects
+        return _frame(x, self.names, y=y)
 
     def scores(self, frame):
         a = stats.rankdata(frame[list(self.names)].to_numpy(), axis=0)
@@ -434,13 +497,17 @@ class PoissonExposure(_ThroughReport):
     uses the permutation law of the efficient score (the only nuisance term is the intercept,
     so every outcome is exchangeable under the null).
 
-    Truth: global null (y is independent of every exposure).
+    Truth: global null (y is independent of every exposure). With ``effects``, exposure j <
+    ``len(effects)`` is the negative binomial draw + ``effects[j]`` y: its covariance with y is
+    ``effects[j] * rate`` > 0, so its Poisson-regression coefficient is not 0; y stays Poisson(``rate``)
+    and independent of every other exposure, as under the null (coefficient 0, permutation exact).
     """
 
     name: str = "trusted_poisson_exposure"
     n_features: int = 200
     n_obs: int = 150
     rate: float = 1.0
+    effect_range: ClassVar[tuple[float, float]] = (0.0, math.inf)
     @property
     def description(self) -> str:  # type: ignore[override]
         return (f"Poisson outcome, overdispersed exposures: top-1 of {self.n_features} by score |z|,"
@@ -454,7 +521,8 @@ class PoissonExposure(_ThroughReport):
 
     @property
     def truth(self) -> str:
-        return f"Global null: y ~ Poisson({self.rate:g}) is independent of all {self.n_features} exposures."
+        return self._truth(f"Global null: y ~ Poisson({self.rate:g}) is independent of all {self.n_features} "
+                           "exposures.", "are negative binomial plus y times")
 
     @property
     def n_rows(self) -> int:
@@ -462,7 +530,9 @@ class PoissonExposure(_ThroughReport):
 
     def draw(self, rng):
         x = rng.negative_binomial(1, 1.0 / 6.0, size=(self.n_obs, self.n_features)).astype(float)
-        return _frame(x, self.names, y=rng.poisson(self.rate, size=self.n_obs).astype(float))
+        y = rng.poisson(self.rate, size=self.n_obs).astype(float)
+        x[:, : len(self.effects)] += y[:, None] * np.asarray(self.effects)  # no-op without effects
+        return _frame(x, self.names, y=y)
 
     def scores(self, frame):
         x = frame[list(self.names)].to_numpy()

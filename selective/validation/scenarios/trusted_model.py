@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from .trusted import StudentisedMeanSkewed, WelchSkewed, _frame
+from .trusted import StudentisedMeanSkewed, WelchSkewed
 
 __all__ = ["StudentTMeanSkewed", "StudentTwoSampleSkewed"]
 
@@ -31,7 +31,9 @@ class StudentTMeanSkewed(StudentisedMeanSkewed):
     As :class:`~selective.validation.scenarios.trusted.StudentisedMeanSkewed` with the t
     reference (:class:`~selective.hypotheses.OneSampleTTest`), exact under normality only.
 
-    Truth: global null (every outcome has mean 1).
+    Truth: global null (every outcome has mean 1). With ``effects``, outcome j < ``len(effects)``
+    is exponential(1) + ``effects[j]`` (skewness kept, mean exactly 1 + ``effects[j]``); every
+    other outcome is as under the null.
     """
 
     name: str = "trusted_t_mean_skewed"
@@ -44,9 +46,6 @@ class StudentTMeanSkewed(StudentisedMeanSkewed):
     withheld_columns: ClassVar[dict[str, str]] = {
         **{c: "the report withholds it: a t p-value of a skewed mean of 50 is not trusted near alpha/N "
               "(THEORY.md 7.1)" for c in ("pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best")}}
-
-    def draw(self, rng):
-        return _frame(rng.exponential(size=(self.n_obs, self.n_features)), self.names)
 
     def spec(self, name):
         from ...hypotheses import OneSampleTTest
@@ -63,7 +62,10 @@ class StudentTwoSampleSkewed(WelchSkewed):
     normality only; the report uses the label-permutation p-value (exact here: both arms have
     the same distribution).
 
-    Truth: global null (every outcome has the same distribution in both arms).
+    Truth: global null (every outcome has the same distribution in both arms). With ``effects``,
+    outcome j < ``len(effects)`` is lognormal(0, 1) + ``effects[j]`` in arm "a" (skewness and
+    variance kept, means differing by exactly ``effects[j]``); every other outcome is as under the
+    null, where the label permutation is exact.
     """
 
     name: str = "trusted_student_skewed"
