@@ -312,6 +312,26 @@ def test_pvalue_plot_keeps_the_region_around_alpha(plt):
     assert sorted(offsets[offsets[:, 0] > lo][:, 0]) == sorted([0.01, 0.4, 0.2, 1.0])
 
 
+def test_pvalue_plot_draws_the_sharper_routes_the_table_has(plt, tmp_path):
+    table = synthetic_table(["a", "b", "c"], [1e-4, 0.01, 0.4], [2e-3, 0.2, 1.0])
+    frame = table.frame.copy()
+    frame["pvalue_conditional"] = [3e-4, np.nan, 0.7]   # a withheld cell is not drawn
+    frame["pvalue_hybrid"] = [5e-3, 0.3, np.nan]
+    table = type(table)(frame=frame, alpha=table.alpha, footnote=table.footnote, ledger_rows=table.ledger_rows)
+    ax = table.plot()
+    by_label = {c.get_label(): c.get_offsets() for c in ax.collections}
+    assert sorted(by_label["conditional"][:, 0]) == [3e-4, 0.7]
+    assert sorted(by_label["hybrid"][:, 0]) == [5e-3, 0.3]
+    assert "fission" not in by_label  # no such column in the table
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "conditional" in legend and "hybrid" in legend
+    # the legend below the axes stays inside the saved figure without bbox_inches="tight"
+    fig = ax.figure
+    fig.canvas.draw()
+    box = ax.get_legend().get_window_extent()
+    assert box.y0 >= 0 and box.x0 >= 0 and box.x1 <= fig.bbox.width
+
+
 # --- the HTML report -----------------------------------------------------------------------------------------
 
 def test_html_report_is_self_contained(anes, tmp_path):

@@ -13,9 +13,16 @@ import numpy as np
 
 __all__ = ["plot_pvalues", "plot_ledger"]
 
+#: Columns of the sharper routes drawn beside the naive and best corrected p-values when present.
+_OPTIONAL_SERIES = (("pvalue_conditional", "D", "conditional", "C2"), ("pvalue_hybrid", "^", "hybrid", "C4"),
+                    ("pvalue_fission", "v", "fission", "C5"))
+
 
 def plot_pvalues(table, ax=None, *, xmin: float | None = None):
     """Naive vs best corrected p-value per hypothesis on a log scale, with the alpha line.
+
+    When the table has them, the conditional, hybrid and fission p-values are drawn too, each with
+    its own marker (a withheld cell is not drawn).
 
     The axis starts at ``xmin`` (default: the smallest p-value shown, but never below
     ``alpha * 1e-4``), so that the region around alpha stays readable; p-values below it
@@ -43,12 +50,18 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
         raise ImportError("plotting needs matplotlib: pip install 'selective[plot]'") from exc
     if xmin is not None and not (0 < xmin < table.alpha):
         raise ValueError(f"`xmin` must be in (0, alpha = {table.alpha:g}); got {xmin!r}.")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.5, 1.0 + 0.45 * max(1, len(table.frame))))
+    made = ax is None
+    if made:
+        _, ax = plt.subplots(figsize=(6.5, 1.6 + 0.45 * max(1, len(table.frame))))
     y = np.arange(len(table.frame))
     naive = table.frame["pvalue_naive"].to_numpy(dtype=float)
     best = table.frame["pvalue_best"].to_numpy(dtype=float)
-    shown = np.concatenate([naive, best])
+    series = [(naive, "o", "naive", "C0"), (best, "s", "best corrected", "C1")]
+    # the sharper routes the table has (conditional, hybrid, fission), each with its own marker
+    for col, marker, name, color in _OPTIONAL_SERIES:
+        if col in table.frame.columns and table.frame[col].notna().any():
+            series.append((table.frame[col].to_numpy(dtype=float), marker, name, color))
+    shown = np.concatenate([v for v, *_ in series])
     shown = shown[np.isfinite(shown) & (shown > 0)]
     if xmin is None:
         smallest = shown.min() if shown.size else table.alpha / 10
@@ -57,8 +70,8 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
     for yi, a, b in zip(y, naive, best, strict=True):
         if np.isfinite(a) and np.isfinite(b):
             ax.plot([max(a, xmin), max(b, xmin)], [yi, yi], color="0.7", zorder=1)
-    for values, marker, name, color, shift in ((naive, "o", "naive", "C0", -0.12),
-                                               (best, "s", "best corrected", "C1", 0.12)):
+    shifts = np.linspace(-0.15, 0.15, len(series))
+    for (values, marker, name, color), shift in zip(series, shifts, strict=True):
         ok = np.isfinite(values)
         inside = ok & (values >= xmin)
         ax.scatter(values[inside], y[inside], label=name, marker=marker, color=color, zorder=2, clip_on=False)
@@ -75,6 +88,8 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
     ax.set_xlabel("p-value")
     ax.set_ylim(len(table.frame) - 0.5, -0.5)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, fontsize="small", frameon=False)
+    if made:  # the legend sits below the axes: make room for it in the figure itself
+        ax.figure.tight_layout()
     return ax
 
 
