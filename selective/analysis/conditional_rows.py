@@ -337,6 +337,8 @@ def _fill_hybrid(cell: dict, res: Any, r: int, mu0: float, scale: float, u0: flo
                 f"{u0:.2g} where the z-test is trusted")
     cell["pvalue_hybrid"] = float(res.pvalue_hybrid[r])
     cell["ci_hybrid_low"], cell["ci_hybrid_high"] = (float(v) * scale for v in res.ci_hybrid[r])
+    if not np.all(np.isfinite(res.ci_hybrid[r])):
+        what += " (hybrid interval empty: no value in the projection interval is accepted)"
     return what
 
 

@@ -37,7 +37,8 @@ line): with :math:`b` the probability that the selected candidate's projection t
 rejects, :math:`b \le \beta`, and :math:`P(p_H \le u) \le b + (1 - b)(u - \beta)/(1 - \beta) \le u`
 for every :math:`u \ge \beta`; below :math:`\beta` it never rejects. The hybrid interval is the
 set of :math:`\mu_0` in the projection interval that the hybrid test does not reject, computed on
-a grid refined by bisection at its ends; the hull of that set is reported (a superset, so its
+a grid refined by bisection at its ends (or, when no grid point is accepted, around the grid's
+largest p-values by bounded maximisation); the hull of that set is reported (a superset, so its
 coverage is at least :math:`1 - \alpha`). The hybrid interval stays bounded when the winner
 barely wins, where the conditional one can be very long (AKM Section 3.3).
 
@@ -236,12 +237,24 @@ def _hybrid_interval(xj, sd, vlo, vup, crit, alpha, beta, alternative):
     lo_p, hi_p = xj - crit * sd, xj + crit * sd
     grid = np.linspace(lo_p, hi_p, _GRID_POINTS)
     with np.errstate(divide="ignore"):
-        accept = _hybrid_pvalue(xj, sd, vlo, vup, grid, crit, beta, alternative) > alpha
-    if not accept.any():
-        return math.nan, math.nan
+        pv = _hybrid_pvalue(xj, sd, vlo, vup, grid, crit, beta, alternative)
+    accept = pv > alpha
 
     def gap(mu0: float) -> float:
         return float(_hybrid_pvalue(xj, sd, vlo, vup, np.array([mu0]), crit, beta, alternative)[0]) - alpha
+
+    if not accept.any():
+        # an accepted set narrower than the grid's spacing: look for it around the grid's largest
+        # p-values, maximising the p-value between their neighbours (it is continuous there)
+        for i in np.argsort(-pv, kind="stable")[:3]:
+            a, b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+            best = scipy.optimize.minimize_scalar(lambda m: -gap(m), bounds=(a, b), method="bounded",
+                                                  options={"xatol": 1e-10 * sd})
+            if -best.fun > 0:
+                m = float(best.x)
+                return (scipy.optimize.brentq(gap, a, m, xtol=1e-12 * sd) if gap(a) < 0 else a,
+                        scipy.optimize.brentq(gap, m, b, xtol=1e-12 * sd) if gap(b) < 0 else b)
+        return math.nan, math.nan
 
     def edge(inside: float, outside: float) -> float:
         # the hybrid p-value is continuous inside the projection interval: a sign change between

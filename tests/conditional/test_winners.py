@@ -171,3 +171,26 @@ def test_one_sided_hybrid_does_not_reject_in_the_wrong_direction():
     res = winners_inference([-6.0, -7.0], [1.0, 1.0], alternative="greater")
     assert res.pvalue_hybrid[0] == 1.0
     assert winners_inference([-6.0, -7.0], [1.0, 1.0], alternative="less").pvalue_hybrid[0] <= 0.005 + 1e-12
+
+
+def test_hybrid_interval_found_when_narrower_than_the_grid():
+    # An adversarial review's case: a near-tie among 8 candidates at correlation 0.9, top-2 by
+    # |x|. Each winner's accepted set is narrower than the 201-point grid's spacing; it was
+    # reported as NaN beside a shown p-value. The interval must be found and be the accepted set.
+    from selective.conditional.winners import _hybrid_pvalue
+
+    x = [-0.18642841, -0.22509566, -0.40586840, 0.40654816, 0.09273924, -0.24446268, -0.13777264, 0.14300686]
+    cov = 0.9 * np.ones((8, 8)) + 0.1 * np.eye(8)
+    res = winners_inference(x, cov, k=2, by="abs", alpha=0.05)
+    crit = float(scipy.stats.norm.isf(res.beta / 16))
+    for r in range(2):
+        lo, hi = res.ci_hybrid[r]
+        assert np.isfinite(lo) and np.isfinite(hi) and lo < hi
+        xj, sd = res.estimate[r], res.sd[r]
+        assert xj - crit * sd - 1e-9 <= lo and hi <= xj + crit * sd + 1e-9  # inside the projection interval
+
+        def p(m, r=r, xj=xj, sd=sd):
+            return _hybrid_pvalue(xj, sd, res.vlo[r], res.vup[r], np.array([m]), crit, res.beta, "two-sided")[0]
+
+        assert p((lo + hi) / 2) > 0.05  # accepted inside
+        assert p(lo - 1e-6 * sd) <= 0.05 and p(hi + 1e-6 * sd) <= 0.05  # rejected just outside
