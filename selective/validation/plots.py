@@ -103,6 +103,12 @@ def plot_validation(results: dict[str, Any], *, measure: str = "type_one_error",
     return fig
 
 
+#: Columns of the power plot with a colour of their own, in this order (others take the remaining ones).
+_POWER_ORDER = ("pvalue_naive", "pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best",
+                "pvalue_split", "pvalue_conditional", "pvalue_winners", "pvalue_hybrid", "pvalue_randomized",
+                "pvalue_fission", "pvalue_oracle")
+
+
 def plot_power(power: Any, *, alpha: float | None = None, title: str | None = None) -> Any:
     """A dot plot of the power of every column in every scenario with real effects.
 
@@ -133,7 +139,11 @@ def plot_power(power: Any, *, alpha: float | None = None, title: str | None = No
         raise ValueError("`power` must have at least one row (a scenario with real effects); got an empty table.")
     scenarios = list(dict.fromkeys(power.scenario))
     columns = list(dict.fromkeys(power.column))
-    colors = plt.get_cmap("tab10" if len(columns) <= 10 else "tab20")
+    # one clearly distinct colour per column (tab20's pairs of light and dark shades read as one)
+    palette = list(plt.get_cmap("tab10").colors) + list(plt.get_cmap("Dark2").colors)
+    fixed = {c: palette[i] for i, c in enumerate(_POWER_ORDER)}
+    spare = iter(palette[len(_POWER_ORDER):] + palette)
+    color_of = {c: fixed[c] if c in fixed else next(spare) for c in columns}
     # each scenario gets a band with one line per column it has, so that no two markers share a line
     ys, centres, edges, top = {}, [], [], 0.0
     for s in scenarios:
@@ -144,10 +154,10 @@ def plot_power(power: Any, *, alpha: float | None = None, title: str | None = No
         top += len(present) + 0.6
         edges.append(top - 0.3)
     fig, ax = plt.subplots(figsize=(8.0, 0.6 + 0.12 * top))
-    for j, c in enumerate(columns):
+    for c in columns:
         g = power[power.column == c]
         y = np.array([ys[s, c] for s in g.scenario])
-        color = colors(j % colors.N)
+        color = color_of[c]
         marker = "s" if bool(g.baseline.iloc[0]) else "o"
         label = str(g.method.iloc[0])
         ax.hlines(y, g.ci_low, g.ci_high, color=color, linewidth=1.2)
