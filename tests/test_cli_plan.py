@@ -792,15 +792,25 @@ def test_fission_and_conditional_plans_run_audit_and_verify(work, capsys, fissio
     assert code == 0, err
     assert column in (work / "t.md").read_text()
     record = read_audit(work / "t.audit.json")
-    assert record["table"]["columns"][-2] in ("pvalue_fission", "ci_conditional_high")
+    # the optional columns are audited: fission's, or after a top_k screen the conditional and hybrid ones
+    assert record["table"]["columns"][-2] == ("pvalue_fission" if fission else "ci_hybrid_high")
+    if conditional:
+        assert "pvalue_conditional" in record["table"]["columns"] and "pvalue_hybrid" in record["table"]["columns"]
     code, out, err = run(["verify", work / "t.audit.json", work / "data.csv"], capsys)
     assert code == 0 and "verified" in out, err
     # a forged cell of the optional column is found
+    clean = json.loads(json.dumps(record))
     col = record["table"]["columns"].index("pvalue_fission" if fission else "pvalue_conditional")
     record["table"]["rows"][1][col] = 0.0001
     write_audit(work / "t.audit.json", record)
     code, out, err = run(["verify", work / "t.audit.json", work / "data.csv"], capsys)
     assert code != 0 and ("pvalue_fission" if fission else "pvalue_conditional") in out + err
+    if conditional:  # and so is a forged hybrid cell (the conditional cell restored)
+        record = clean
+        record["table"]["rows"][0][record["table"]["columns"].index("pvalue_hybrid")] = 0.0123
+        write_audit(work / "t.audit.json", record)
+        code, out, err = run(["verify", work / "t.audit.json", work / "data.csv"], capsys)
+        assert code != 0 and "pvalue_hybrid" in out + err
 
 
 SHARP_ERRORS = [
