@@ -332,6 +332,19 @@ def test_pvalue_plot_draws_the_sharper_routes_the_table_has(plt, tmp_path):
     assert box.y0 >= 0 and box.x0 >= 0 and box.x1 <= fig.bbox.width
 
 
+def test_pvalue_plot_keeps_long_hypothesis_labels_inside_the_figure(plt):
+    long = "mean(marker03 | arm='treatment') - mean(marker03 | arm='control') = 0 (Welch t-test)"
+    table = synthetic_table([long, long.replace("03", "06")], [0.14, 0.057], [1.0, 0.7])
+    ax = table.plot()
+    fig = ax.figure
+    fig.canvas.draw()
+    for label in ax.get_yticklabels():
+        assert "\n" in label.get_text()  # wrapped
+        assert label.get_window_extent().x0 >= 0  # not cut at the left edge
+    box = ax.get_legend().get_window_extent()
+    assert box.y0 >= 0 and box.x0 >= 0 and box.x1 <= fig.bbox.width
+
+
 # --- the HTML report -----------------------------------------------------------------------------------------
 
 def test_html_report_is_self_contained(anes, tmp_path):

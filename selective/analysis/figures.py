@@ -13,6 +13,8 @@ import numpy as np
 
 __all__ = ["plot_pvalues", "plot_ledger"]
 
+_LABEL_WIDTH = 45  # characters per line of a hypothesis label on the p-value plot
+
 #: Columns of the sharper routes drawn beside the naive and best corrected p-values when present.
 _OPTIONAL_SERIES = (("pvalue_conditional", "D", "conditional", "C2"), ("pvalue_hybrid", "^", "hybrid", "C4"),
                     ("pvalue_fission", "v", "fission", "C5"))
@@ -50,9 +52,13 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
         raise ImportError("plotting needs matplotlib: pip install 'selective[plot]'") from exc
     if xmin is not None and not (0 < xmin < table.alpha):
         raise ValueError(f"`xmin` must be in (0, alpha = {table.alpha:g}); got {xmin!r}.")
+    # long hypothesis labels are wrapped, and the figure grows to hold them beside the axis
+    labels = [textwrap.fill(str(i), width=_LABEL_WIDTH) for i in table.frame.index]
+    lines = sum(max(1, lab.count("\n") + 1) for lab in labels)
     made = ax is None
     if made:
-        _, ax = plt.subplots(figsize=(6.5, 1.6 + 0.45 * max(1, len(table.frame))))
+        wide = max((len(line) for lab in labels for line in lab.splitlines()), default=0)
+        _, ax = plt.subplots(figsize=(4.5 + 0.065 * wide, 1.6 + 0.2 * lines + 0.3 * max(1, len(labels))))
     y = np.arange(len(table.frame))
     naive = table.frame["pvalue_naive"].to_numpy(dtype=float)
     best = table.frame["pvalue_best"].to_numpy(dtype=float)
@@ -84,7 +90,7 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
         ax.scatter([], [], marker="<", color="0.3", label=f"p < {xmin:.0e} (at the edge)")
     ax.set_xscale("log")
     ax.set_xlim(xmin, 1.0)
-    ax.set_yticks(y, [str(i) for i in table.frame.index])
+    ax.set_yticks(y, labels, fontsize="small")
     ax.set_xlabel("p-value")
     ax.set_ylim(len(table.frame) - 0.5, -0.5)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, fontsize="small", frameon=False)

@@ -270,7 +270,8 @@ def conditional_notes(notes: Any, names: list[str]) -> list[str]:
             methods.setdefault(method.removeprefix("conditional: "), []).append(name)
         if reason:
             withheld.setdefault(reason, []).append(name)
-    out = [f"Conditional p-values ({', '.join(rows)}): {m}." for m, rows in methods.items()]
+    out = [f"{'Conditional and hybrid' if '; hybrid:' in m else 'Conditional'} p-values ({', '.join(rows)}): {m}."
+           for m, rows in methods.items()]
     out += [f"{r[0].upper()}{r[1:]} ({', '.join(rows)})." for r, rows in withheld.items()]
     return out
 

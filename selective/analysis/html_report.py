@@ -133,7 +133,8 @@ def html_report(table: CorrectedTable, *, title: str = "Corrected p-values after
         parts.append("<h2>Figures</h2>")
         for name, draw, size, caption in (
             ("pvalues", table.plot, (6.5, 1.0 + 0.45 * max(1, len(table.frame))),
-             "Naive and best corrected p-value of each hypothesis (log scale); the dashed line is alpha."),
+             "Naive and best corrected p-value of each hypothesis (log scale), with the conditional, hybrid "
+             "and fission p-values where the table has them; the dashed line is alpha."),
             ("ledger", table.plot_ledger, (6.5, 3.2),
              "Cumulative max-information and mutual information (bits) after each selection step."),
         ):
