@@ -24,6 +24,7 @@ from .polyhedral import (
     truncation_limits,
 )
 from .randomized import (
+    IntervalEvent,
     NoisyTopKEvent,
     RandomizedInferenceResult,
     ReleaseEvent,
@@ -31,6 +32,7 @@ from .randomized import (
     ThresholdEvent,
     randomized_inference,
 )
+from .randomized_response import draw_randomization, randomized_lasso_inference, randomized_stepwise_inference
 from .results import GroupInferenceResult, ManyMeansResult, SelectiveInferenceResult
 from .sigma_estimate import SigmaEstimate, estimate_sigma
 from .stepwise import StepwisePath, forward_stepwise, least_angle_regression
@@ -54,7 +56,9 @@ __all__ = [
     "estimate_sigma", "SigmaEstimate",
     # after a randomized (DP) selection (Tian and Taylor 2018)
     "randomized_inference", "RandomizedInferenceResult", "NoisyTopKEvent", "ThresholdEvent", "SparseVectorEvent",
-    "ReleaseEvent",
+    "ReleaseEvent", "IntervalEvent",
+    # after a lasso / forward stepwise selection on a randomized response (carving)
+    "randomized_lasso_inference", "randomized_stepwise_inference", "draw_randomization",
     # inference on winners (Andrews, Kitagawa and McCloskey 2024)
     "winners_inference", "WinnersResult",
     # R bridge

@@ -360,3 +360,65 @@ class ReleaseEvent:
         if self.noise == "gaussian":
             return np.sum(-0.5 * z * z, axis=1) - s.shape[1] * 0.5 * math.log(2 * math.pi)
         return np.sum(-np.abs(z), axis=1) - s.shape[1] * math.log(2.0)
+
+
+@dataclass(frozen=True)
+class IntervalEvent:
+    """The score at ``position`` plus independent ``noise`` of ``scale`` landed in
+    ``[lower, upper]`` (either end may be infinite); the other scores play no part. This is the
+    event left of a polyhedral selection made from a randomized response :math:`y+\\omega`, along
+    the direction of one target (:mod:`selective.conditional.randomized_response`); with one
+    infinite end it is a one-sided threshold."""
+
+    lower: float
+    upper: float
+    noise: str = "gaussian"
+    scale: float = 1.0
+    position: int = 0
+
+    def __post_init__(self) -> None:
+        noise, scale = _check_noise(self.noise, self.scale)
+        object.__setattr__(self, "noise", noise)
+        object.__setattr__(self, "scale", scale)
+        ends = []
+        for name in ("lower", "upper"):
+            try:
+                v = float(getattr(self, name))
+            except (TypeError, ValueError):
+                raise TypeError(f"`{name}` must be a number (possibly infinite); "
+                                f"got {getattr(self, name)!r}.") from None
+            if math.isnan(v):
+                raise ValueError(f"`{name}` must not be NaN; got {getattr(self, name)!r}.")
+            ends.append(v)
+        if not ends[0] < ends[1]:
+            raise ValueError(f"`lower` must be below `upper`; got lower={self.lower!r}, upper={self.upper!r}.")
+        object.__setattr__(self, "lower", ends[0])
+        object.__setattr__(self, "upper", ends[1])
+        pos = _indices("position", [self.position])[0]
+        object.__setattr__(self, "position", pos)
+
+    @property
+    def selected(self) -> tuple:
+        return (self.position,)
+
+    @property
+    def noise_scale(self) -> float:
+        return self.scale
+
+    def check(self, m: int) -> None:
+        if self.position >= m:
+            raise ValueError(f"`position` {self.position!r} must index the {m} candidates.")
+
+    def log_prob(self, s: np.ndarray) -> np.ndarray:
+        """log P(lower <= s + W <= upper) = log(F(upper - s) - F(lower - s)), from the side where
+        the difference does not cancel: distribution functions below the noise's median, survival
+        functions above it."""
+        x = s[:, self.position]
+        lo, hi = self.lower - x, self.upper - x
+        med = 0.0 if self.noise != "gumbel" else -self.scale * math.log(math.log(2.0))
+        upper_side = lo > med   # both ends above the median: P = sf(lo) - sf(hi)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            a = np.where(upper_side, _logsf(self.noise, self.scale, lo), _logcdf(self.noise, self.scale, hi))
+            b = np.where(upper_side, _logsf(self.noise, self.scale, hi), _logcdf(self.noise, self.scale, lo))
+            out = a + np.log(-np.expm1(np.minimum(b - a, 0.0)))
+        return np.where(np.isnan(out), -np.inf, out)

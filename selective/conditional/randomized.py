@@ -28,6 +28,9 @@ The selections (events), each with :math:`\pi` computed from the noise law:
 * :class:`SparseVectorEvent`: AboveThreshold / Sparse (Dwork and Roth 2014, Algorithms 1-2) with
   Laplace threshold and query noise, the answers given to the queries asked; a 1-d integral
   over the threshold noise per segment between two "above" answers.
+* :class:`IntervalEvent`: one score plus noise landed in an interval (the event left of a
+  polyhedral selection made from a randomized response, along one target's direction:
+  :mod:`selective.conditional.randomized_response`); closed form.
 * :class:`ReleaseEvent`: the noisy scores themselves were released (Laplace or Gaussian noise,
   the noisy-statistics mechanism), and the tests were chosen from them; :math:`\pi` is then the
   density of the release, :math:`\prod_j f_W(r_j - s_j)`, so the p-value conditions on every
@@ -56,10 +59,18 @@ import pandas as pd
 from scipy import interpolate, optimize, special
 
 from ._checks import check_alpha, check_choice
-from ._randomized_events import NOISES, NoisyTopKEvent, ReleaseEvent, SparseVectorEvent, ThresholdEvent, _indices
+from ._randomized_events import (
+    NOISES,
+    IntervalEvent,
+    NoisyTopKEvent,
+    ReleaseEvent,
+    SparseVectorEvent,
+    ThresholdEvent,
+    _indices,
+)
 
-__all__ = ["NOISES", "NoisyTopKEvent", "RandomizedInferenceResult", "ReleaseEvent", "SparseVectorEvent",
-           "ThresholdEvent", "randomized_inference"]
+__all__ = ["NOISES", "IntervalEvent", "NoisyTopKEvent", "RandomizedInferenceResult", "ReleaseEvent",
+           "SparseVectorEvent", "ThresholdEvent", "randomized_inference"]
 
 _SPAN = 20.0          # the grid covers the observed score and the null value +- this many sigma
 _COARSE = 10          # coarse points per noise scale or sigma, whichever is smaller
@@ -238,7 +249,7 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         The scores the selector saw before its noise, modelled as :math:`N(\theta, \Sigma)`.
     cov : array_like (m, m)
         :math:`\Sigma` (estimated from the data in practice: the result is then asymptotic).
-    event : NoisyTopKEvent, ThresholdEvent, SparseVectorEvent or ReleaseEvent
+    event : NoisyTopKEvent, ThresholdEvent, SparseVectorEvent, IntervalEvent or ReleaseEvent
         What the selector did, with its noise law and scale on the scale of ``scores``.
     targets : sequence of positions, optional
         The candidates to test (default: the selected ones; required for a ReleaseEvent).
@@ -291,7 +302,8 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         raise ValueError(f"`cov` must be positive semi-definite (a covariance matrix); its smallest eigenvalue "
                          f"is {low:.3g}.")
     if not hasattr(event, "log_prob"):
-        raise TypeError(f"`event` must be a NoisyTopKEvent, ThresholdEvent, SparseVectorEvent or ReleaseEvent; "
+        raise TypeError(f"`event` must be a NoisyTopKEvent, ThresholdEvent, SparseVectorEvent, IntervalEvent or "
+                        "ReleaseEvent; "
                         f"got {event!r}.")
     event.check(m)
     alpha = check_alpha(alpha)

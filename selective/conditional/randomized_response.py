@@ -1,0 +1,263 @@
+r"""Exact selective inference after a lasso or forward stepwise selection made on a randomized
+response (carving: the selection sees :math:`y+\omega`, the inference uses all of :math:`y`).
+
+With :math:`y\sim N(\mu,\sigma^2 I)` and independent :math:`\omega\sim N(0,\tau^2 I)` drawn by
+the package, the lasso at a fixed :math:`\lambda` (or :math:`k` steps of forward stepwise) is run
+on :math:`U=y+\omega`. Its selection (active set and signs, or the ordered path and signs) is the
+polyhedron :math:`\{AU\le b\}` of the unrandomized method (Lee, Sun, Sun and Taylor 2016, Thm 4.3;
+Tibshirani, Taylor, Lockhart and Tibshirani 2016). For the target :math:`\eta^\top\mu` (a
+coefficient of the regression on the selected variables), write :math:`T=\eta^\top y` and
+:math:`P^\perp U = U - \eta\,\eta^\top U/\|\eta\|^2`. Both :math:`T` and :math:`\eta^\top\omega`
+are independent of :math:`P^\perp U` (the covariances are multiples of the identity), and the
+polyhedral lemma applied to :math:`U` turns the selection, given :math:`P^\perp U`, into
+:math:`V^-\le \eta^\top U \le V^+` with :math:`V^\pm` functions of :math:`P^\perp U`. Since
+:math:`\eta^\top U = T + \eta^\top\omega`, the law of :math:`T` given the selection and
+:math:`P^\perp U` has density proportional to
+
+.. math:: \varphi\Big(\frac{t-\theta}{\sigma\|\eta\|}\Big)\Big[\Phi\Big(\frac{V^+-t}{\tau\|\eta\|}\Big)
+          - \Phi\Big(\frac{V^- - t}{\tau\|\eta\|}\Big)\Big],
+
+an exponential family in :math:`\theta=\eta^\top\mu` (Tian and Taylor 2018, "Selective inference
+with a randomized response", Ann. Statist. 46(2), Section 4, Gaussian randomization; the same law
+as lassoinf's ``LassoInference`` with ``Sigma_noise``). Its tail at the observed :math:`T` is an
+exact p-value given the selection, and inverting it gives an interval: both are computed by
+:func:`selective.conditional.randomized_inference` with an
+:class:`~selective.conditional.randomized.IntervalEvent` (docs/THEORY.md 3.13).
+
+Compared with the polyhedral route (:math:`\tau=0`) the truncation is smoothed, so the intervals
+stay bounded and the test keeps power when the observation is near a boundary; compared with data
+splitting or fission at the same noise, the test uses the whole of :math:`y` (the information in
+:math:`T` beyond what the selection used). Exact when :math:`\sigma` is the true noise sd;
+``sigma`` must therefore be known (with an estimate the result is approximate and is not
+offered).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._checks import check_alpha, check_choice, check_int, check_positive_real, check_vector, design_and_response
+from ._inference import ONE_SIDED, TWO_SIDED
+from ._randomized_events import IntervalEvent
+from .lasso import _kkt_gaussian, lambda_on_si_scale, solve_lasso
+from .polyhedral import truncation_limits
+from .randomized import randomized_inference
+from .results import SelectiveInferenceResult, _ro
+from .stepwise import forward_stepwise
+from .stepwise_inference import _limits_from
+
+__all__ = ["randomized_lasso_inference", "randomized_stepwise_inference", "draw_randomization"]
+
+
+def draw_randomization(n: int, noise_sd: float, rng: Any = None) -> np.ndarray:
+    r"""The randomization :math:`\omega\sim N(0,\text{noise\_sd}^2 I_n)` (``rng``: a
+    ``numpy.random.Generator``, a seed, or None for fresh entropy)."""
+    n = check_int("n", n, low=1)
+    noise_sd = check_positive_real("noise_sd", noise_sd)
+    return np.random.default_rng(rng).normal(0.0, noise_sd, size=n)
+
+
+MIN_NOISE_RATIO = 0.01   # noise_sd / sigma: below it the conditional law needs too fine a grid
+
+
+def _randomization(n, sigma, noise_sd, rng, randomization, plain):
+    noise_sd = sigma if noise_sd is None else check_positive_real("noise_sd", noise_sd)
+    if noise_sd < MIN_NOISE_RATIO * sigma:
+        raise ValueError(f"`noise_sd` must be at least {MIN_NOISE_RATIO:g} * sigma = {MIN_NOISE_RATIO * sigma:.4g} "
+                         f"(the smoothed truncation is tabulated on a grid finer than the noise); got {noise_sd!r}. "
+                         f"Without randomization use {plain}.")
+    if randomization is None:
+        return noise_sd, draw_randomization(n, noise_sd, rng)
+    if rng is not None:
+        raise ValueError(f"`rng` must be None when `randomization` is given (the noise is already drawn); got "
+                         f"rng={rng!r}.")
+    return noise_sd, check_vector("randomization", randomization, length=n)
+
+
+def _carve(A, b, u, y, eta, sigma, noise_sd, sign, alpha, alternative, gridrange=None):
+    """Randomized-response inference for eta'mu given {A u <= b} (or given limits already found)."""
+    ss = float(eta @ eta)
+    if A is not None:
+        lim = truncation_limits(A, b, u, eta, sigma=1.0)
+        vlo, vup = lim.vlo, lim.vup
+    else:
+        vlo, vup = gridrange
+    stat = float(eta @ y)
+    sd = sigma * math.sqrt(ss)
+    event = IntervalEvent(vlo, vup, "gaussian", noise_sd * math.sqrt(ss))
+    if alternative == TWO_SIDED:
+        side = "two-sided"
+    else:  # in the direction of the selected sign, as R selectiveInference's one-sided p-value
+        side = "greater" if sign > 0 else "less"
+    res = randomized_inference([stat], [[sd * sd]], event, alpha=alpha, alternative=side)
+    return stat, sd, vlo, vup, float(res.pvalue[0]), np.asarray(res.ci[0]), float(res.log_boundary_tail[0])
+
+
+def _naive(est, sd, s, alternative):
+    from scipy.stats import norm
+
+    z = s * est / sd
+    return norm.sf(z) if alternative == ONE_SIDED else 2 * norm.sf(np.abs(z))
+
+
+def _result(procedure, type, names, E, s, rows, sigma, noise_sd, omega, alpha, alternative, vmat, extra, method,
+            **kw):
+    rows = list(rows)
+    est = np.array([r[0] for r in rows])
+    sd = np.array([r[1] for r in rows])
+    ci = np.array([r[5] for r in rows]).reshape(-1, 2)
+    return SelectiveInferenceResult(
+        procedure=procedure, type=type, variables=tuple(names[j] for j in E), index=_ro(E, int), sign=_ro(s, int),
+        estimate=_ro(est), sd=_ro(sd), vlo=_ro([r[2] for r in rows]), vup=_ro([r[3] for r in rows]),
+        pvalue=_ro([r[4] for r in rows]), ci=_ro(ci), tailarea=_ro(np.full((len(rows), 2), alpha / 2)),
+        alpha=alpha, sigma=float(sigma), alternative=alternative,
+        pvalue_naive=_ro(_naive(est, sd, np.asarray(s, float), alternative)), sigma_rule="given",
+        sigma_mode="known", contrasts=_ro(vmat),
+        extra={"noise_sd": float(noise_sd), "noise_ratio": float(noise_sd / sigma) ** 2,
+               "randomization": _ro(omega), "log_boundary_tail": _ro([r[6] for r in rows]), **extra},
+        method=method, **kw)
+
+
+def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: float | None = None, rng: Any = None,
+                               randomization=None, intercept: bool = True, alpha: float = 0.1,
+                               alternative: str = TWO_SIDED, columns=None, response: str | None = None,
+                               lambda_scale: str = "selectiveInference",
+                               tol_beta: float = 1e-5) -> SelectiveInferenceResult:
+    r"""The lasso at ``lam`` on the randomized response :math:`y+\omega`, with exact p-values and
+    intervals for the coefficients of :math:`y` regressed on the selected columns.
+
+    Parameters
+    ----------
+    X : array_like (n, p) or pandas.DataFrame
+        Design (with a DataFrame, ``y`` may name the response column).
+    y : array_like (n,) or str
+        Response, modelled as :math:`N(\mu, \sigma^2 I)` given X.
+    lam : float
+        Penalty, on the scale of :func:`~selective.conditional.fixed_lasso_inference`
+        (:math:`\frac12\|y-b_0-Xb\|^2+\lambda\|b\|_1`; see ``lambda_scale``).
+    sigma : float
+        The noise sd of ``y`` (required: the p-values are exact for the true sigma).
+    noise_sd : float, optional
+        The sd :math:`\tau` of the randomization (default ``sigma``: the selection sees the data
+        at the signal-to-noise of half the sample, like a 50:50 split). Larger: weaker selection,
+        more power left for the tests. At least ``0.01 * sigma``.
+    rng : numpy.random.Generator or int, optional
+        Draws :math:`\omega` (default: fresh entropy).
+    randomization : array_like (n,), optional
+        The :math:`\omega` to use instead of drawing it (to reproduce an analysis). It must have
+        been drawn from :math:`N(0,\tau^2 I)` independently of ``y``, or nothing is valid.
+    intercept : bool
+        Centre X, y and the randomized response (an unpenalised intercept).
+    alpha : float
+        Intervals have coverage 1 - alpha.
+    alternative : {"two-sided", "one-sided"}
+        ``"one-sided"``: in the direction of the selected sign (R selectiveInference's).
+    lambda_scale, tol_beta, columns, response
+        As in :func:`~selective.conditional.fixed_lasso_inference`.
+
+    Returns
+    -------
+    SelectiveInferenceResult
+        ``procedure`` is ``"randomized lasso"``; ``vlo``/``vup`` are the limits of
+        :math:`\eta^\top(y+\omega)` given :math:`P^\perp(y+\omega)`; ``extra`` holds ``noise_sd``,
+        ``noise_ratio`` (:math:`\tau^2/\sigma^2`), the ``randomization`` used, the ``noisy_beta``
+        (the lasso solution on :math:`y+\omega`) and ``log_boundary_tail`` (per variable, the log
+        normal tail beyond the conditional rejection boundary at ``alpha``: how deep into the
+        tail the test relies on normality).
+
+    Notes
+    -----
+    The selection event is the polyhedron of Lee et al. (2016), Thm 4.3, in :math:`y+\omega`; the
+    inactive constraints are orthogonal to the partial-coefficient contrasts and are omitted.
+    docs/THEORY.md 3.13; Tian and Taylor (2018).
+    """
+    X, y, names = design_and_response(X, y, columns, response)
+    n, p = X.shape
+    lam = lambda_on_si_scale(lam, n, lambda_scale)
+    sigma = check_positive_real("sigma", sigma)
+    alpha = check_alpha(alpha)
+    alternative = check_choice("alternative", alternative, (ONE_SIDED, TWO_SIDED))
+    if not isinstance(intercept, (bool, np.bool_)):
+        raise TypeError(f"`intercept` must be True or False; got {intercept!r}.")
+    noise_sd, omega = _randomization(n, sigma, noise_sd, rng, randomization, "fixed_lasso_inference")
+    u = y + omega
+    fit = solve_lasso(X, u, lam, intercept=intercept)
+    Xc = X - (X.mean(0) if intercept else 0.0)
+    uc = u - (u.mean() if intercept else 0.0)
+    yc = y - (y.mean() if intercept else 0.0)
+    with np.errstate(divide="ignore"):
+        tol_coef = tol_beta * np.sqrt(n / np.sum(Xc ** 2, axis=0))
+    E = np.nonzero(np.abs(fit.beta) > tol_coef)[0]
+    _kkt_gaussian(Xc, uc, np.where(np.abs(fit.beta) > tol_coef, fit.beta, 0.0), lam, 0.1)
+    method = (f"randomized response (Tian & Taylor 2018), Gaussian noise sd {noise_sd:.4g}, lasso event of "
+              "Lee, Sun, Sun & Taylor (2016) Thm 4.3")
+    extra = {"noisy_beta": _ro(fit.beta), "lambda_glmnet": lam / n}
+    if E.size == 0:
+        return _result("randomized lasso", "partial", names, E, np.zeros(0), [], sigma, noise_sd, omega, alpha,
+                       alternative, np.zeros((0, n)), extra, method, lam=lam)
+    XE = Xc[:, E]
+    if np.linalg.matrix_rank(XE) < E.size:
+        raise ValueError(f"The selected columns {[names[j] for j in E]} are linearly dependent; the lasso solution "
+                         "is not unique.")
+    s = np.sign(fit.beta[E])
+    XEp = np.linalg.pinv(XE)
+    A = -s[:, None] * XEp
+    b = -lam * s * ((XEp @ np.linalg.pinv(XE.T)) @ s)
+    rows = [_carve(A, b, uc, yc, XEp[i], sigma, noise_sd, s[i], alpha, alternative) for i in range(E.size)]
+    return _result("randomized lasso", "partial", names, E, s, rows, sigma, noise_sd, omega, alpha, alternative,
+                   XEp, extra, method, lam=lam, constraints_A=_ro(A), constraints_b=_ro(b))
+
+
+def randomized_stepwise_inference(X, y, *, steps: int, sigma: float, noise_sd: float | None = None,
+                                  rng: Any = None, randomization=None, intercept: bool = True,
+                                  alpha: float = 0.1, alternative: str = TWO_SIDED, columns=None,
+                                  response: str | None = None) -> SelectiveInferenceResult:
+    r"""``steps`` steps of forward stepwise on the randomized response :math:`y+\omega`, with exact
+    p-values and intervals for every coefficient of the ``steps``-variable model (the ``type="all"``
+    targets of :func:`~selective.conditional.fs_inference`), conditioning on the whole ordered path
+    and its signs.
+
+    Parameters are those of :func:`randomized_lasso_inference`, with ``steps`` (declared before
+    looking) instead of ``lam``.
+
+    Returns
+    -------
+    SelectiveInferenceResult
+        ``procedure`` is ``"randomized forward stepwise"``, ``k`` the number of steps;
+        ``extra["path"]`` is the :class:`~selective.conditional.StepwisePath` on :math:`y+\omega`.
+    """
+    X, y, names = design_and_response(X, y, columns, response)
+    n, p = X.shape
+    sigma = check_positive_real("sigma", sigma)
+    alpha = check_alpha(alpha)
+    alternative = check_choice("alternative", alternative, (ONE_SIDED, TWO_SIDED))
+    k = check_int("steps", steps, low=1, high=p)
+    if not isinstance(intercept, (bool, np.bool_)):
+        raise TypeError(f"`intercept` must be True or False; got {intercept!r}.")
+    noise_sd, omega = _randomization(n, sigma, noise_sd, rng, randomization, "fs_inference")
+    path = forward_stepwise(X, y + omega, maxsteps=k, intercept=intercept, columns=names)
+    if path.n_steps < k:
+        raise ValueError(f"forward stepwise on the randomized response stopped after {path.n_steps} steps, fewer "
+                         f"than `steps` = {k}.")
+    Xn, uc = path.x_std, path.y_centred
+    yc = y - (y.mean() if intercept else 0.0)
+    cons = path.constraints
+    Gu, off = cons.apply(uc, max_step=k, extra=False), cons.offsets(max_step=k, extra=False)
+    act = [int(j) for j in path.action[:k]]
+    P = np.linalg.pinv(Xn[:, act])
+    vmat = P / np.asarray(path.column_norms)[act][:, None]
+    rows = []
+    for i in range(k):
+        eta = vmat[i]
+        ss = float(eta @ eta)
+        Gc = cons.apply((eta / ss)[:, None], max_step=k, extra=False)[:, 0]
+        lims = _limits_from(Gu, Gc, off, float(eta @ uc))
+        rows.append(_carve(None, None, uc, yc, eta, sigma, noise_sd, path.sign[i], alpha, alternative,
+                           gridrange=lims))
+    method = (f"randomized response (Tian & Taylor 2018), Gaussian noise sd {noise_sd:.4g}, forward stepwise "
+              "event of Tibshirani, Taylor, Lockhart & Tibshirani (2016)")
+    return _result("randomized forward stepwise", "all", names, np.asarray(act), np.asarray(path.sign[:k]), rows,
+                   sigma, noise_sd, omega, alpha, alternative, vmat, {"path": path}, method, k=k)
