@@ -183,6 +183,38 @@ def test_fission_column_against_its_definition_and_errors(diabetes):
         compare_selection(diabetes, "y", method="lasso", lam=190.0, fission_tau=1.0, with_r=False)
 
 
+@pytest.mark.parametrize("method", ["lasso", "fs"])
+def test_carving_columns_are_the_randomized_response_inference(diabetes, method):
+    from selective.conditional import draw_randomization, randomized_lasso_inference, randomized_stepwise_inference
+
+    kw = dict(lam=190.0) if method == "lasso" else dict(steps=3)
+    c = compare_selection(diabetes, "y", method=method, sigma=55.0, carving_noise_sd=40.0, rng=5, with_r=False,
+                          alpha=0.1, **kw)
+    x = [v for v in diabetes.columns if v != "y"]
+    omega = draw_randomization(len(diabetes), 40.0, 5)
+    np.testing.assert_array_equal(c.carving.extra["randomization"], omega)
+    args = dict(sigma=55.0, noise_sd=40.0, randomization=omega, alpha=0.1, columns=x)
+    want = (randomized_lasso_inference(diabetes, "y", 190.0, **args) if method == "lasso"
+            else randomized_stepwise_inference(diabetes, "y", steps=3, **args))
+    assert len(want.variables) >= 1 and set(want.variables) <= set(c.frame.index)
+    for v in c.frame.index:
+        if v in want.variables:
+            i = want.variables.index(v)
+            assert c.frame.loc[v, "pvalue_carving"] == want.pvalue[i]
+            assert (c.frame.loc[v, "ci_carving_low"], c.frame.loc[v, "ci_carving_high"]) == tuple(want.ci[i])
+        else:
+            assert math.isnan(c.frame.loc[v, "pvalue_carving"])
+    md = c.to_markdown()
+    assert "p (carving)" in md and "CI low (carving)" in md and "Carving columns" in c.footnote
+    assert md.index("p (carving)") < md.index("p (R selectiveInference)") < md.index("CI low (carving)")
+
+
+@pytest.mark.parametrize("kwargs", [dict(method="lar", steps=2, sigma=55.0), dict(method="lasso", lam=190.0)])
+def test_carving_needs_gaussian_known_sigma_and_lasso_or_fs(diabetes, kwargs):
+    with pytest.raises(ValueError, match="`carving_noise_sd` needs family='gaussian', the known `sigma`"):
+        compare_selection(diabetes, "y", carving_noise_sd=10.0, with_r=False, **kwargs)
+
+
 @pytest.mark.slow
 def test_fission_column_holds_its_level_under_the_global_null():
     """400 null data sets (n = 100, p = 10, forward stepwise, 2 steps): the fission p-value of

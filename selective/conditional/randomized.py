@@ -92,6 +92,14 @@ def _log_phi_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(hi <= lo, -np.inf, out)
 
 
+def _lse(v: np.ndarray) -> float:
+    """log(sum(exp(v))) of a 1-d array (scipy's logsumexp, without its per-call overhead)."""
+    m = float(np.max(v))
+    if not math.isfinite(m):
+        return m
+    return m + math.log(float(np.sum(np.exp(v - m))))
+
+
 class _ConditionalLaw:
     """The law of the target score given the selection and U: cells [x_i, x_i + h] on which
     log pi is the quadratic a + beta y + gamma y^2 (y = x - x_i) through its values at the ends
@@ -131,8 +139,8 @@ class _ConditionalLaw:
         one = slice(i, i + 1)
         part_lo = float(self._integral(mu, 0.0, y, one)[0])
         part_hi = float(self._integral(mu, y, self.h[i], one)[0])
-        upper = special.logsumexp(np.r_[cells[i + 1:], part_hi, right])
-        lower = special.logsumexp(np.r_[left, cells[:i], part_lo])
+        upper = _lse(np.r_[cells[i + 1:], part_hi, right])
+        lower = _lse(np.r_[left, cells[:i], part_lo])
         total = np.logaddexp(upper, lower)
         return float(upper - total), float(lower - total), float(total)
 

@@ -77,6 +77,19 @@ def _randomization(n, sigma, noise_sd, rng, randomization, plain):
     return noise_sd, check_vector("randomization", randomization, length=n)
 
 
+def _targets(targets, size):
+    if targets is None:
+        return list(range(size))
+    try:
+        out = [int(t) for t in targets]
+    except (TypeError, ValueError):
+        raise TypeError(f"`targets` must be a sequence of positions in the selection; got {targets!r}.") from None
+    if any(t < 0 or t >= size for t in out) or len(set(out)) != len(out):
+        raise ValueError(f"`targets` must hold distinct positions 0..{size - 1} of the {size} selected variables; "
+                         f"got {targets!r}.")
+    return out
+
+
 def _carve(A, b, u, y, eta, sigma, noise_sd, sign, alpha, alternative, gridrange=None):
     """Randomized-response inference for eta'mu given {A u <= b} (or given limits already found)."""
     ss = float(eta @ eta)
@@ -124,8 +137,8 @@ def _result(procedure, type, names, E, s, rows, sigma, noise_sd, omega, alpha, a
 def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: float | None = None, rng: Any = None,
                                randomization=None, intercept: bool = True, alpha: float = 0.1,
                                alternative: str = TWO_SIDED, columns=None, response: str | None = None,
-                               lambda_scale: str = "selectiveInference",
-                               tol_beta: float = 1e-5) -> SelectiveInferenceResult:
+                               lambda_scale: str = "selectiveInference", tol_beta: float = 1e-5,
+                               targets=None) -> SelectiveInferenceResult:
     r"""The lasso at ``lam`` on the randomized response :math:`y+\omega`, with exact p-values and
     intervals for the coefficients of :math:`y` regressed on the selected columns.
 
@@ -157,6 +170,9 @@ def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: floa
         ``"one-sided"``: in the direction of the selected sign (R selectiveInference's).
     lambda_scale, tol_beta, columns, response
         As in :func:`~selective.conditional.fixed_lasso_inference`.
+    targets : sequence of int, optional
+        Test only these positions of the selection (0-based, in the order of the result; the
+        choice must not depend on ``y`` beyond the selection). Default: every selected variable.
 
     Returns
     -------
@@ -164,7 +180,8 @@ def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: floa
         ``procedure`` is ``"randomized lasso"``; ``vlo``/``vup`` are the limits of
         :math:`\eta^\top(y+\omega)` given :math:`P^\perp(y+\omega)`; ``extra`` holds ``noise_sd``,
         ``noise_ratio`` (:math:`\tau^2/\sigma^2`), the ``randomization`` used, the ``noisy_beta``
-        (the lasso solution on :math:`y+\omega`) and ``log_boundary_tail`` (per variable, the log
+        (the lasso solution on :math:`y+\omega`), ``selected`` (every selected column, also
+        those not in ``targets``) and ``log_boundary_tail`` (per variable, the log
         normal tail beyond the conditional rejection boundary at ``alpha``: how deep into the
         tail the test relies on normality).
 
@@ -194,7 +211,7 @@ def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: floa
     _kkt_gaussian(Xc, uc, np.where(np.abs(fit.beta) > tol_coef, fit.beta, 0.0), lam, 0.1)
     method = (f"randomized response (Tian & Taylor 2018), Gaussian noise sd {noise_sd:.4g}, lasso event of "
               "Lee, Sun, Sun & Taylor (2016) Thm 4.3")
-    extra = {"noisy_beta": _ro(fit.beta), "lambda_glmnet": lam / n}
+    extra = {"noisy_beta": _ro(fit.beta), "lambda_glmnet": lam / n, "selected": _ro(E, int)}
     if E.size == 0:
         return _result("randomized lasso", "partial", names, E, np.zeros(0), [], sigma, noise_sd, omega, alpha,
                        alternative, np.zeros((0, n)), extra, method, lam=lam)
@@ -206,22 +223,23 @@ def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: floa
     XEp = np.linalg.pinv(XE)
     A = -s[:, None] * XEp
     b = -lam * s * ((XEp @ np.linalg.pinv(XE.T)) @ s)
-    rows = [_carve(A, b, uc, yc, XEp[i], sigma, noise_sd, s[i], alpha, alternative) for i in range(E.size)]
-    return _result("randomized lasso", "partial", names, E, s, rows, sigma, noise_sd, omega, alpha, alternative,
-                   XEp, extra, method, lam=lam, constraints_A=_ro(A), constraints_b=_ro(b))
+    tg = _targets(targets, E.size)
+    rows = [_carve(A, b, uc, yc, XEp[i], sigma, noise_sd, s[i], alpha, alternative) for i in tg]
+    return _result("randomized lasso", "partial", names, E[tg], s[tg], rows, sigma, noise_sd, omega, alpha,
+                   alternative, XEp[tg], extra, method, lam=lam, constraints_A=_ro(A), constraints_b=_ro(b))
 
 
 def randomized_stepwise_inference(X, y, *, steps: int, sigma: float, noise_sd: float | None = None,
                                   rng: Any = None, randomization=None, intercept: bool = True,
                                   alpha: float = 0.1, alternative: str = TWO_SIDED, columns=None,
-                                  response: str | None = None) -> SelectiveInferenceResult:
+                                  response: str | None = None, targets=None) -> SelectiveInferenceResult:
     r"""``steps`` steps of forward stepwise on the randomized response :math:`y+\omega`, with exact
     p-values and intervals for every coefficient of the ``steps``-variable model (the ``type="all"``
     targets of :func:`~selective.conditional.fs_inference`), conditioning on the whole ordered path
     and its signs.
 
     Parameters are those of :func:`randomized_lasso_inference`, with ``steps`` (declared before
-    looking) instead of ``lam``.
+    looking) instead of ``lam``; ``targets`` are positions in the order of entry.
 
     Returns
     -------
@@ -249,8 +267,9 @@ def randomized_stepwise_inference(X, y, *, steps: int, sigma: float, noise_sd: f
     act = [int(j) for j in path.action[:k]]
     P = np.linalg.pinv(Xn[:, act])
     vmat = P / np.asarray(path.column_norms)[act][:, None]
+    tg = _targets(targets, k)
     rows = []
-    for i in range(k):
+    for i in tg:
         eta = vmat[i]
         ss = float(eta @ eta)
         Gc = cons.apply((eta / ss)[:, None], max_step=k, extra=False)[:, 0]
@@ -259,5 +278,5 @@ def randomized_stepwise_inference(X, y, *, steps: int, sigma: float, noise_sd: f
                            gridrange=lims))
     method = (f"randomized response (Tian & Taylor 2018), Gaussian noise sd {noise_sd:.4g}, forward stepwise "
               "event of Tibshirani, Taylor, Lockhart & Tibshirani (2016)")
-    return _result("randomized forward stepwise", "all", names, np.asarray(act), np.asarray(path.sign[:k]), rows,
-                   sigma, noise_sd, omega, alpha, alternative, vmat, {"path": path}, method, k=k)
+    return _result("randomized forward stepwise", "all", names, np.asarray(act)[tg], np.asarray(path.sign[:k])[tg],
+                   rows, sigma, noise_sd, omega, alpha, alternative, vmat[tg], {"path": path}, method, k=k)

@@ -57,7 +57,10 @@ COMPARISON_COLUMNS = ("estimate", "pvalue_naive", "pvalue_maxinfo", "pvalue_mutu
 _HEADERS = {"estimate": "Estimate", "pvalue_naive": "p (naive OLS)", "pvalue_maxinfo": "p (max-info)",
             "pvalue_mutual_info": "p (mutual info)", "pvalue_conditional": "p (conditional)",
             "pvalue_r": "p (R selectiveInference)", "ci_conditional_low": "CI low (conditional)",
-            "ci_conditional_high": "CI high (conditional)", "pvalue_fission": "p (fission)"}
+            "ci_conditional_high": "CI high (conditional)", "pvalue_fission": "p (fission)",
+            "pvalue_carving": "p (carving)", "ci_carving_low": "CI low (carving)",
+            "ci_carving_high": "CI high (carving)"}
+CARVING_COLUMNS = ("pvalue_carving", "ci_carving_low", "ci_carving_high")
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,9 @@ class SelectionComparison(RenderMixin):
     fission_variables : tuple
         With ``fission_tau``: the variables the exploration copy selected, in the order of the
         selection; the fission column holds their p-values (and only theirs).
+    carving : SelectiveInferenceResult or None
+        With ``carving_noise_sd``: the randomized-response result (its own selection, made on
+        :math:`y+\\omega`); the carving columns hold its variables' p-values and intervals.
     """
 
     frame: pd.DataFrame
@@ -92,11 +98,14 @@ class SelectionComparison(RenderMixin):
     footnote: str = ""
     conditional_header: str = "p (conditional)"
     fission_variables: tuple = ()
+    carving: Any = None
 
     def _display(self, columns) -> pd.DataFrame:
         cols = COMPARISON_COLUMNS if columns in ("short", "all") else tuple(columns)
-        if columns in ("short", "all") and "pvalue_fission" in self.frame.columns:
-            cols = cols[:cols.index("pvalue_r")] + ("pvalue_fission",) + cols[cols.index("pvalue_r"):]
+        if columns in ("short", "all"):
+            extra = tuple(c for c in ("pvalue_fission", "pvalue_carving") if c in self.frame.columns)
+            cols = cols[:cols.index("pvalue_r")] + extra + cols[cols.index("pvalue_r"):]
+            cols += tuple(c for c in CARVING_COLUMNS[1:] if c in self.frame.columns)
         out = pd.DataFrame(index=self.frame.index)
         headers = {**_HEADERS, "pvalue_conditional": self.conditional_header}
         for c in cols:
@@ -161,7 +170,7 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
                       max_support: int | None = None, alpha: float = 0.05, intercept: bool = True,
                       with_r: bool | str = "auto", family: str = "gaussian", sigma_method: str = "auto",
                       sigma_delta: float | None = None, fission_tau: float | None = None,
-                      rng: Any = None) -> SelectionComparison:
+                      carving_noise_sd: float | None = None, rng: Any = None) -> SelectionComparison:
     """Select variables with the lasso / forward stepwise / LAR and compare every p-value column.
 
     Parameters
@@ -207,8 +216,17 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
         column holds exactly those variables' p-values (rows it alone selected are added, empty in
         the other columns); filtering them by the full-data selection would make them depend on
         the confirmation copy.
+    carving_noise_sd : float, optional
+        Add the carving columns (gaussian, ``sigma`` given, ``method`` "lasso" or "fs"; docs/THEORY.md
+        3.13): the same selection run on y + omega, with omega drawn from N(0, ``carving_noise_sd``
+        squared) per row, and exact p-values and intervals for the variables *it*
+        selects, from all of y, given that selection
+        (:func:`selective.conditional.randomized_lasso_inference`,
+        :func:`~selective.conditional.randomized_stepwise_inference`). ``carving_noise_sd = sigma``
+        lets the selection see the data as a 50:50 split would, while the tests use every row. As
+        with fission, rows it alone selected are added.
     rng : numpy.random.Generator or int, optional
-        Randomness of the fission (default: fresh entropy).
+        Randomness of the fission and the carving (default: fresh entropy).
 
     Returns
     -------
@@ -230,6 +248,10 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
     if fission_tau is not None and (family != "gaussian" or sigma is None):
         raise ValueError("`fission_tau` needs family='gaussian' and the known `sigma` (Gaussian fission splits y "
                          f"with noise of that sd); got family={family!r}, sigma={sigma!r}.")
+    if carving_noise_sd is not None and (family != "gaussian" or sigma is None or method == "lar"):
+        raise ValueError("`carving_noise_sd` needs family='gaussian', the known `sigma` and method 'lasso' or 'fs' "
+                         f"(exact carving after LAR is not implemented); got family={family!r}, sigma={sigma!r}, "
+                         f"method={method!r}.")
     from .. import conditional as cond
     from ..conditional._checks import design_and_response
 
@@ -308,12 +330,28 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
         else:
             r_status = f"R not available: {reason}"
     fission_note, fission_variables = "", ()
+    rng = np.random.default_rng(rng) if fission_tau is not None or carving_noise_sd is not None else rng
     if fission_tau is not None:
         fission, fission_variables, fission_note = _fission_column(
             X, y, names, method=method, lam=lam, steps=steps, intercept=intercept, sigma=sigma, tau=fission_tau,
             rng=rng)
         frame = frame.reindex(list(frame.index) + [v for v in fission_variables if v not in frame.index])
         frame["pvalue_fission"] = fission.reindex(frame.index).to_numpy(dtype=float)
+    carving, carving_note = None, ""
+    if carving_noise_sd is not None:
+        kw = dict(sigma=sigma, noise_sd=carving_noise_sd, rng=rng, intercept=intercept, alpha=alpha,
+                  alternative="two-sided", columns=names)
+        carving = (cond.randomized_lasso_inference(X, y, lam, **kw) if method == "lasso"
+                   else cond.randomized_stepwise_inference(X, y, steps=steps, **kw))
+        chosen = list(carving.variables)
+        frame = frame.reindex(list(frame.index) + [v for v in chosen if v not in frame.index])
+        ci = np.asarray(carving.ci).reshape(-1, 2)
+        for col, vals in zip(CARVING_COLUMNS, (carving.pvalue, ci[:, 0], ci[:, 1]), strict=True):
+            frame[col] = pd.Series(np.asarray(vals, dtype=float), index=chosen).reindex(frame.index).to_numpy()
+        carving_note = (f" Carving columns (their own selection): the selection rerun on y + omega, omega ~ "
+                        f"N(0, {carving_noise_sd:g}^2), and exact p-values and {1 - alpha:g} intervals from all of "
+                        f"y given it (sigma = {sigma:g} known; Tian & Taylor 2018): "
+                        f"{', '.join(map(str, chosen)) or 'nothing'}.")
     if family == "binomial":
         sig_note = "binomial one-step estimator, asymptotic normal (Taylor & Tibshirani 2018)"
     else:
@@ -326,7 +364,7 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
                 f"Conditional p-values (polyhedral lemma): {res.inference}; {sig_note}. "
                 "All p-values two-sided." + r_note
                 + ("" if r_status == "compared" else " R column empty: " + r_status.rstrip(".") + ".")
-                + fission_note)
+                + fission_note + carving_note)
     return SelectionComparison(frame=frame, method=method, n_outcomes=n_out, conditional=res, r_status=r_status,
                                footnote=footnote, conditional_header=_conditional_header(res),
-                               fission_variables=fission_variables)
+                               fission_variables=fission_variables, carving=carving)

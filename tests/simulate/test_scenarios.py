@@ -62,7 +62,7 @@ def test_the_library_has_the_promised_scenarios():
         assert "pvalue_split" in sc.columns
         sc.ledger()  # the certificates are accepted by the ledger
     for name in ("lasso_support", "forward_stepwise"):
-        assert "pvalue_conditional" in SCENARIOS[name].columns
+        assert "pvalue_conditional" in SCENARIOS[name].columns and "pvalue_carving" in SCENARIOS[name].columns
 
 
 @pytest.mark.slow

@@ -39,12 +39,16 @@ ALPHA = 0.05
 
 # name: (scenario, replications, seed, power floors by column; pilot power)
 SIGNALS = {
-    "lasso_support_signal": (  # pilot (2,000 reps): naive 0.99, split 0.61, conditional 0.58, oracle 0.89
+    # pilots (2,000 reps): lasso naive 0.99, split 0.61, conditional 0.58, oracle 0.89; stepwise naive 1.00,
+    # split 0.63, conditional 0.37, oracle 0.89; carving (400 reps): lasso 0.78, stepwise 0.73
+    "lasso_support_signal": (
         lambda: LassoFixedLambda(name="lasso_support_signal", coefficients=(0.33, 0.33, 0.33)), 1000, 11,
-        {"pvalue_naive": 0.9, "pvalue_split": 0.4, "pvalue_conditional": 0.35, "pvalue_oracle": 0.75}),
-    "forward_stepwise_signal": (  # pilot (2,000 reps): naive 1.00, split 0.63, conditional 0.37, oracle 0.89
+        {"pvalue_naive": 0.9, "pvalue_split": 0.4, "pvalue_conditional": 0.35, "pvalue_oracle": 0.75,
+         "pvalue_carving": 0.55}),
+    "forward_stepwise_signal": (
         lambda: ForwardStepwisePath(name="forward_stepwise_signal", coefficients=(0.33, 0.33, 0.33)), 1000, 12,
-        {"pvalue_naive": 0.95, "pvalue_split": 0.45, "pvalue_conditional": 0.2, "pvalue_oracle": 0.75}),
+        {"pvalue_naive": 0.95, "pvalue_split": 0.45, "pvalue_conditional": 0.2, "pvalue_oracle": 0.75,
+         "pvalue_carving": 0.5}),
     "unknown_sigma_stepwise_signal": (  # pilot (1,500 reps): naive 1.00, split 0.52, oracle 0.92
         lambda: UnknownSigmaStepwise(name="unknown_sigma_stepwise_signal", n_obs=24, coefficients=(1.0, 1.0)), 400,
         13, {"pvalue_naive": 0.9, "pvalue_split": 0.3, "pvalue_oracle": 0.7}),
@@ -66,7 +70,9 @@ def test_regression_signal_variant_holds_alpha_and_finds_the_effects(name):
         assert_rate_at_most(row.n_events, row.n_trials, ALPHA)
     for col, floor in floors.items():
         pw = res.rate(col, "power")
-        assert pw.n_trials >= 0.5 * n_reps  # real effects are tested in most replications
+        # real effects are tested in most replications; the carving lasso (the same lambda on the noisier
+        # y + omega) selects more noise variables: measured 43% real
+        assert pw.n_trials >= (0.3 if col == "pvalue_carving" and "lasso" in name else 0.5) * n_reps
         assert_rate_at_least(pw.n_events, pw.n_trials, floor)
 
 
@@ -128,6 +134,8 @@ def test_signal_variants_label_each_slot_by_the_variable_tested():
     null, null_split = out.null["pvalue_naive"][:, 0], out.null["pvalue_split"][:, 0]
     assert null.any() and (~null).any() and null_split.any() and (~null_split).any()
     assert (out.null["pvalue_conditional"] == out.null["pvalue_naive"]).all()
+    carving = out.null["pvalue_carving"][:, 0]  # labelled by the variable the carving selection tested
+    assert carving.any() and (~carving).any() and (carving != null).any()
     assert not out.null["pvalue_oracle"].any() and not np.isnan(out.pvalues["pvalue_oracle"]).any()
     for sc in (lasso, SIGNALS["forward_stepwise_signal"][0](), SIGNALS["unknown_sigma_stepwise_signal"][0]()):
         assert "Truth" in type(sc).__doc__ and "coefficients" in sc.truth

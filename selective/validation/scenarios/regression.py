@@ -27,6 +27,8 @@ from .base import _STANDARD, Scenario, _corrected
 __all__ = ["LassoFixedLambda", "ForwardStepwisePath", "orthogonal_signal"]
 
 _ORACLE = "pvalue_oracle"
+_CARVING = "pvalue_carving"
+_CARVING_LABEL = "carving (selection on y + N(0, 1) noise, exact conditional on all rows)"
 
 
 def _two_sided_z(z: np.ndarray) -> np.ndarray:
@@ -89,13 +91,15 @@ def check_coefficients(coefficients: tuple, n_features: int, n_obs: int, split_f
 
 
 def finish(sc: Any, p: np.ndarray, tested: np.ndarray, tested_split: np.ndarray,
-           extra: dict[str, np.ndarray]) -> Outcomes:
+           extra: dict[str, np.ndarray], tested_carving: np.ndarray | None = None) -> Outcomes:
     """Outcomes of a regression scenario: every column's slot is null iff the variable it tested
-    (``tested``; ``tested_split`` for data splitting) is not among the first ``len(coefficients)``;
-    the oracle tests variable 0, a real effect."""
+    (``tested``; ``tested_split`` for data splitting, ``tested_carving`` for carving) is not among
+    the first ``len(coefficients)``; the oracle tests variable 0, a real effect."""
     r, k = len(p), len(sc.coefficients)
     cols = {"pvalue_naive": p, **_corrected(p, sc.certificates(), sc.n_rows, sc.n_candidates), **extra}
     by = {"pvalue_split": tested_split >= k, _ORACLE: np.zeros(r, dtype=bool)}
+    if tested_carving is not None:
+        by[_CARVING] = tested_carving >= k
     return Outcomes.from_shared({c: cols[c].reshape(r, -1) for c in sc.columns}, (tested >= k).reshape(r, -1),
                                 null_by_column={c: v.reshape(r, -1) for c, v in by.items() if c in sc.columns})
 
@@ -114,7 +118,7 @@ class _RegressionNull:
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return _STANDARD + ("pvalue_conditional",) + ((_ORACLE,) if self.coefficients else ())
+        return _STANDARD + ("pvalue_conditional", _CARVING) + ((_ORACLE,) if self.coefficients else ())
 
     @property
     def truth(self) -> str:
@@ -143,6 +147,12 @@ class _RegressionNull:
             y = y + x[:, :k] @ np.asarray(self.coefficients)
         return x, y
 
+    def carving_noise(self, g: np.random.Generator) -> np.ndarray:
+        """The randomization of the carving column, N(0, 1) (= sigma^2: the selection sees the data at
+        the signal-to-noise ratio of half the rows, as data splitting's does), drawn after every
+        other random number of the replication so that the other columns do not change."""
+        return g.standard_normal(self.n_obs)
+
     def oracle(self, x: np.ndarray, y: np.ndarray) -> float:
         """The z-test of variable 0 on all rows, no selection (its estimate is the same in every
         model that holds it, the signal being orthogonal to every other column)."""
@@ -164,7 +174,11 @@ class LassoFixedLambda(_RegressionNull, Scenario):
     selected support and signs (Lee, Sun, Sun and Taylor 2016, two-sided; NaN when the support was
     cut); Bonferroni over the :math:`\sum_j j\binom pj` (support, variable) pairs; data
     splitting with the lasso at :math:`\lambda` = ``lam_factor`` :math:`\sqrt{n_s}` on the
-    selection rows. Nothing is tested when the support is empty.
+    selection rows. Nothing is tested when the support is empty. Carving (``pvalue_carving``):
+    the lasso at the same :math:`\lambda` on :math:`y+\omega`, :math:`\omega\sim N(0, I)`, one of
+    its selected variables drawn uniformly, and its exact p-value given that selection from all of
+    y (:func:`selective.conditional.randomized_lasso_inference`; its slot is null iff the variable
+    it tested is a noise variable).
 
     Signal variant (``coefficients`` not empty): X is the orthogonal-signal design
     (:func:`orthogonal_signal`, on the selection rows and the test rows of data splitting) and
@@ -189,7 +203,8 @@ class LassoFixedLambda(_RegressionNull, Scenario):
     description: ClassVar[str] = "lasso support at fixed lambda, one selected coefficient tested (+ exact conditional)"
     default_reps: ClassVar[int] = 1000
     chunk_size: ClassVar[int] = 50
-    column_labels: ClassVar[dict[str, str]] = {_ORACLE: "oracle (variable 0, no selection)"}
+    column_labels: ClassVar[dict[str, str]] = {_ORACLE: "oracle (variable 0, no selection)",
+                                                _CARVING: _CARVING_LABEL}
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
@@ -220,11 +235,12 @@ class LassoFixedLambda(_RegressionNull, Scenario):
         return active
 
     def replicate_many(self, rngs):
-        from ...conditional import fixed_lasso_inference
+        from ...conditional import fixed_lasso_inference, randomized_lasso_inference
 
         r = len(rngs)
-        p, pc, ps, po = (np.full(r, np.nan) for _ in range(4))
+        p, pc, ps, po, pk = (np.full(r, np.nan) for _ in range(5))
         tested, tested_s = np.full(r, self.n_features), np.full(r, self.n_features)
+        tested_k = np.full(r, self.n_features)
         ns = int(round(self.split_fraction * self.n_obs))
         for i, g in enumerate(rngs):
             x, y = self.draw(g, ns)
@@ -247,7 +263,15 @@ class LassoFixedLambda(_RegressionNull, Scenario):
                 tested_s[i] = es[ks]
             if self.coefficients:
                 po[i] = self.oracle(x, y)
-        return finish(self, p, tested, tested_s, {"pvalue_split": ps, "pvalue_conditional": pc, _ORACLE: po})
+            lam, omega = self.lam_factor * math.sqrt(self.n_obs), self.carving_noise(g)
+            support = randomized_lasso_inference(x, y, lam, sigma=1.0, randomization=omega,
+                                                 targets=()).extra["selected"]
+            if support.size:  # one selected variable, drawn independently of the data
+                kk = int(g.integers(support.size))
+                rk = randomized_lasso_inference(x, y, lam, sigma=1.0, randomization=omega, targets=[kk])
+                pk[i], tested_k[i] = rk.pvalue[0], rk.index[0]
+        return finish(self, p, tested, tested_s, {"pvalue_split": ps, "pvalue_conditional": pc, _ORACLE: po,
+                                                  _CARVING: pk}, tested_k)
 
 
 # --------------------------------------------------------------------------------------------
@@ -266,7 +290,9 @@ class ForwardStepwisePath(_RegressionNull, Scenario):
     p-value given the path (Tibshirani, Taylor, Lockhart and Tibshirani 2016,
     :func:`selective.conditional.fs_inference` with ``type="all"``, two-sided); Bonferroni over
     the C(p, s) s possible (model, variable) pairs; data splitting: the path on the selection
-    rows, the z-test on the others.
+    rows, the z-test on the others; carving (``pvalue_carving``): the path on :math:`y+\omega`,
+    :math:`\omega\sim N(0, I)`, and the exact p-value of its first variable in its s-variable model
+    given that path, from all of y (:func:`selective.conditional.randomized_stepwise_inference`).
 
     Signal variant (``coefficients`` not empty): as in :class:`LassoFixedLambda`, the
     orthogonal-signal design (:func:`orthogonal_signal`), y = :math:`\sum_{j<k}`
@@ -291,7 +317,8 @@ class ForwardStepwisePath(_RegressionNull, Scenario):
     default_reps: ClassVar[int] = 1000
     chunk_size: ClassVar[int] = 50
 
-    column_labels: ClassVar[dict[str, str]] = {_ORACLE: "oracle (variable 0, no selection)"}
+    column_labels: ClassVar[dict[str, str]] = {_ORACLE: "oracle (variable 0, no selection)",
+                                                _CARVING: _CARVING_LABEL}
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
@@ -315,11 +342,11 @@ class ForwardStepwisePath(_RegressionNull, Scenario):
         return (DescriptionLength(math.perm(self.n_features, self.steps)),)
 
     def replicate_many(self, rngs):
-        from ...conditional import forward_stepwise, fs_inference
+        from ...conditional import forward_stepwise, fs_inference, randomized_stepwise_inference
 
         r = len(rngs)
-        p, pc, ps, po = (np.full(r, np.nan) for _ in range(4))
-        tested, tested_s = np.zeros(r, dtype=int), np.zeros(r, dtype=int)
+        p, pc, ps, po, pk = (np.full(r, np.nan) for _ in range(5))
+        tested, tested_s, tested_k = (np.zeros(r, dtype=int) for _ in range(3))
         ns = int(round(self.split_fraction * self.n_obs))
         s = self.steps
         for i, g in enumerate(rngs):
@@ -333,4 +360,8 @@ class ForwardStepwisePath(_RegressionNull, Scenario):
             tested[i], tested_s[i] = path.action[0], path_s.action[0]
             if self.coefficients:
                 po[i] = self.oracle(x, y)
-        return finish(self, p, tested, tested_s, {"pvalue_split": ps, "pvalue_conditional": pc, _ORACLE: po})
+            rk = randomized_stepwise_inference(x, y, steps=s, sigma=1.0, randomization=self.carving_noise(g),
+                                               targets=[0])
+            pk[i], tested_k[i] = rk.pvalue[0], rk.index[0]
+        return finish(self, p, tested, tested_s, {"pvalue_split": ps, "pvalue_conditional": pc, _ORACLE: po,
+                                                  _CARVING: pk}, tested_k)
