@@ -49,7 +49,7 @@ def test_theorem_20_binds_and_holds():
     sc = NoisyTopKTheorem20()
     assert sc.epsilon * np.sqrt(sc.n_obs) == pytest.approx(1.0)
     res = validate([sc], n_reps=1000, progress=False, seed=3)["noisy_topk_thm20"]
-    for col in ("pvalue_maxinfo", "pvalue_best", "pvalue_split"):
+    for col in ("pvalue_maxinfo", "pvalue_best", "pvalue_split", "pvalue_randomized"):
         for alpha in (0.05, 0.01):
             assert _above(res, col, alpha) > FAILURE_P
     # the max-information column is the product bound (Theorem 20), not the all-distribution one

@@ -290,6 +290,12 @@ class NoisyTopKTheorem20(Scenario):
     feature's mean is z-tested (known variance: exact). The max-information column uses the
     product bound of Theorem 20 for this first DP block.
 
+    ``pvalue_randomized``: the selection conditioned on with its Gumbel noise law instead of paid
+    for (:func:`selective.conditional.randomized_inference`, ``NoisyTopKEvent`` of the mechanism's
+    scale, the scores the clipped means with their estimated variances, ``absolute=True``): the
+    p-value for the chosen feature's clipped mean, asymptotic (normal clipped means). It tests the
+    clipped mean, whose null value is 0 exactly when the feature's mean is 0 (symmetric features).
+
     Signal variant: with ``effects``, feature j < ``len(effects)`` has mean ``effects[j]`` (unit
     variance), and ``pvalue_oracle`` z-tests feature 0 on all rows without selection.
 
@@ -306,7 +312,8 @@ class NoisyTopKTheorem20(Scenario):
     clip: float = 3.0
     effects: tuple[float, ...] = ()
     naive_is_biased: ClassVar[bool] = False  # at epsilon sqrt(n) <= 2 the noise hides most of the choice
-    column_labels: ClassVar[dict[str, str]] = ORACLE_LABELS
+    column_labels: ClassVar[dict[str, str]] = {
+        **ORACLE_LABELS, "pvalue_randomized": "conditional on the noisy selection (randomized, clipped mean)"}
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
@@ -319,7 +326,7 @@ class NoisyTopKTheorem20(Scenario):
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return _STANDARD + ("pvalue_oracle",) if self.effects else _STANDARD
+        return _STANDARD + ("pvalue_randomized",) + (("pvalue_oracle",) if self.effects else ())
 
     @property
     def description(self) -> str:  # type: ignore[override]
@@ -347,14 +354,25 @@ class NoisyTopKTheorem20(Scenario):
     def certificates(self) -> tuple[Any, ...]:
         return (PureDP(self.epsilon),)
 
+    def _scale(self, n: int, eps: float) -> float:
+        return 2.0 * (2.0 * self.clip / n) / eps
+
     def _select(self, x: np.ndarray, g: np.random.Generator, eps: float) -> int:
         score = np.abs(np.clip(x, -self.clip, self.clip).mean(axis=0))
-        scale = 2.0 * (2.0 * self.clip / x.shape[0]) / eps
-        return int(np.argmax(score + g.gumbel(scale=scale, size=score.shape)))
+        return int(np.argmax(score + g.gumbel(scale=self._scale(x.shape[0], eps), size=score.shape)))
+
+    def _randomized(self, x: np.ndarray, j: int) -> float:
+        """The conditional p-value of the chosen feature's clipped mean given the noisy choice."""
+        from ...conditional import NoisyTopKEvent, randomized_inference
+
+        xc = np.clip(x, -self.clip, self.clip)
+        cov = np.diag(xc.var(axis=0, ddof=1) / x.shape[0])
+        event = NoisyTopKEvent((j,), "gumbel", self._scale(x.shape[0], self.epsilon))
+        return float(randomized_inference(xc.mean(axis=0), cov, event, absolute=True).pvalue[0])
 
     def replicate_many(self, rngs):
         r, m = len(rngs), len(self.effects)
-        p, ps, po = np.full(r, np.nan), np.full(r, np.nan), np.full(r, np.nan)
+        p, ps, po, pr = (np.full(r, np.nan) for _ in range(4))
         j, js = np.zeros(r, dtype=int), np.zeros(r, dtype=int)
         k = int(round(self.split_fraction * self.n_obs))
         for i, g in enumerate(rngs):
@@ -366,8 +384,9 @@ class NoisyTopKTheorem20(Scenario):
             p[i] = float(_two_sided_z(x[:, j[i]].mean() * math.sqrt(self.n_obs)))
             js[i] = self._select(x[:k], g, self.epsilon)
             ps[i] = float(_two_sided_z(x[k:, js[i]].mean() * math.sqrt(self.n_obs - k)))
+            pr[i] = self._randomized(x, int(j[i]))
         if not m:
-            return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
+            return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps, "pvalue_randomized": pr})
         cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates),
-                "pvalue_split": ps}
+                "pvalue_split": ps, "pvalue_randomized": pr}
         return _outcomes(self.columns, cols, j >= m, js >= m, po)
