@@ -248,7 +248,7 @@ def _closed_form_law(u, c, event, absolute, lo, hi, n, sig):
 
 def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = None, null_value: Any = 0.0,
                          alpha: float = 0.05, alternative: str = "two-sided",
-                         absolute: bool = False) -> RandomizedInferenceResult:
+                         absolute: bool = False, intervals: bool = True) -> RandomizedInferenceResult:
     r"""P-values and intervals for the means of selected scores, given a randomized selection.
 
     Parameters
@@ -269,6 +269,9 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         "greater": :math:`\theta_k > \theta_0`.
     absolute : bool
         The selector saw :math:`|Z|` instead of :math:`Z` (a two-sided screen).
+    intervals : bool
+        False: skip the intervals and ``log_boundary_tail`` (NaN), which take three quarters of
+        the time; for simulations that need the p-values only.
 
     Returns
     -------
@@ -318,6 +321,8 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
     alternative = check_choice("alternative", alternative, ("two-sided", "greater", "less"))
     if not isinstance(absolute, (bool, np.bool_)):
         raise TypeError(f"`absolute` must be True or False; got {absolute!r}.")
+    if not isinstance(intervals, (bool, np.bool_)):
+        raise TypeError(f"`intervals` must be True or False; got {intervals!r}.")
     tg = event.selected if targets is None else _indices("targets", targets)
     if not tg:
         raise ValueError("No target: the selection is empty (a ReleaseEvent selects nothing) and no `targets` "
@@ -347,8 +352,11 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         else:
             pv[r], naive[r] = min(1.0, 2 * min(p_up, p_low)), min(1.0, 2 * float(special.ndtr(-abs(zs))))
         logsel[r], sd[r] = tot, sig
-        edge[r] = _boundary_tail(law, nulls[k], sig, alpha, alternative)
-        ci[r] = _interval(law, z[k], sig, alpha)
+        if intervals:
+            edge[r] = _boundary_tail(law, nulls[k], sig, alpha, alternative)
+            ci[r] = _interval(law, z[k], sig, alpha)
+        else:
+            edge[r], ci[r] = math.nan, (math.nan, math.nan)
     labels = tuple(names[k] for k in tg) if names is not None else tuple(tg)
     return RandomizedInferenceResult(
         candidates=labels, index=tuple(tg), score=z[list(tg)], sd=sd, null_value=nulls[list(tg)], pvalue=pv,

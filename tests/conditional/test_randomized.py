@@ -321,12 +321,24 @@ def test_null_pvalues_are_uniform_and_intervals_cover(sim):
     (dict(alternative="up"), ValueError, r"`alternative` must be one of"),
     (dict(event="top"), TypeError, r"`event` must be a NoisyTopKEvent"),
     (dict(absolute="yes"), TypeError, r"`absolute` must be True or False; got 'yes'"),
+    (dict(intervals=None), TypeError, r"`intervals` must be True or False; got None"),
 ])
 def test_input_errors(kwargs, error, message):
     args = dict(scores=[1.0, 0.5, 0.0], cov=np.eye(3), event=NoisyTopKEvent((0,), "gumbel", 1.0))
     args.update(kwargs)
     with pytest.raises(error, match=message):
         randomized_inference(args.pop("scores"), args.pop("cov"), args.pop("event"), **args)
+
+
+@pytest.mark.parametrize("event", [NoisyTopKEvent((1,), "gumbel", 0.7), ThresholdEvent((0, 2), 0.3, "laplace", 0.5)])
+def test_pvalues_only_skip_the_intervals_and_nothing_else(event):
+    z, cov = [1.2, 1.5, 0.4], [[1.0, 0.3, 0.0], [0.3, 1.0, 0.2], [0.0, 0.2, 1.0]]
+    full = randomized_inference(z, cov, event, absolute=True)
+    fast = randomized_inference(z, cov, event, absolute=True, intervals=False)
+    np.testing.assert_array_equal(full.pvalue, fast.pvalue)
+    np.testing.assert_array_equal(full.log_selection_probability, fast.log_selection_probability)
+    assert np.isnan(fast.ci).all() and np.isnan(fast.log_boundary_tail).all()
+    assert np.isfinite(full.ci).any()
 
 
 def test_interval_end_beyond_the_grid_widens_instead_of_emptying():
