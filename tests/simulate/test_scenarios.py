@@ -25,7 +25,7 @@ ALPHA = 0.05
 REDUCED = {
     "preregistered": (4000, None),           # naive exact
     "topk_noise": (4000, 0.80),              # pilot 0.92 = 1 - 0.95^50
-    "sparse_vector_threshold": (1500, 0.12),  # pilot 0.19
+    "sparse_vector_threshold": (600, 0.12),   # pilot 0.19 (each null replication conditions on ~20 answers)
     "holdout_reuse": (4000, 0.09),           # pilot 0.13
     "freedman": (2000, 0.85),                # pilot 0.94 (THEORY 6.3: 0.949)
     "lasso_support": (600, 0.35),            # pilot 0.56

@@ -90,9 +90,16 @@ class _TwoGroupNoise(Scenario):
         object.__setattr__(self, "effects", check_effects("effects", self.effects, limit=self.n_features,
                                                           what="n_features"))
 
+    #: whether the scenario has a ``pvalue_randomized`` column (:meth:`_randomized`)
+    randomized_column: ClassVar[bool] = False
+
     @property
     def columns(self) -> tuple[str, ...]:
-        return _STANDARD + ("pvalue_oracle",) if self.effects else _STANDARD
+        extra = ("pvalue_randomized",) if self.randomized_column else ()
+        return _STANDARD + extra + (("pvalue_oracle",) if self.effects else ())
+
+    def _randomized(self, a: np.ndarray, b: np.ndarray, j: int) -> float:  # pragma: no cover
+        raise NotImplementedError
 
     @property
     def truth(self) -> str:
@@ -122,7 +129,7 @@ class _TwoGroupNoise(Scenario):
         half = self.n_obs // 2
         k = int(round(self.split_fraction * half))
         r, m = len(rngs), len(self.effects)
-        p, ps, po = np.full(r, np.nan), np.full(r, np.nan), np.full(r, np.nan)
+        p, ps, po, pr = (np.full(r, np.nan) for _ in range(4))
         j, js = np.full(r, -1), np.full(r, -1)
         for i, g in enumerate(rngs):
             x = g.standard_normal((self.n_obs, self.n_features))
@@ -138,11 +145,14 @@ class _TwoGroupNoise(Scenario):
             if js[i] >= 0:
                 t, df = _pooled_t(x[k:half, js[i]:js[i] + 1], x[half + k:, js[i]:js[i] + 1])
                 ps[i] = _two_sided_t(t[0], df)
+            if self.randomized_column and j[i] >= 0:
+                pr[i] = self._randomized(x[:half], x[half:], int(j[i]))
+        extra = {"pvalue_split": ps, "pvalue_randomized": pr}
         if not m:
-            return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
-        cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates),
-                "pvalue_split": ps}
-        out = Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in _STANDARD}, (j >= m).reshape(r, 1),
+            return self._finish(p, np.ones(r, dtype=bool), extra)
+        cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates), **extra}
+        shared = [c for c in self.columns if c != "pvalue_oracle"]
+        out = Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in shared}, (j >= m).reshape(r, 1),
                                    null_by_column={"pvalue_split": (js >= m).reshape(r, 1)})
         return with_oracle(out, po)
 
@@ -164,6 +174,12 @@ class SparseVectorThreshold(_TwoGroupNoise):
     whether each score exceeds ``threshold``, and t-tests the first feature reported above it;
     if none is, nothing is tested. Certificate ``PureDP(epsilon)``.
 
+    ``pvalue_randomized``: the answers conditioned on with the exact sampler's Laplace scales
+    (:func:`selective.conditional.randomized_inference` with ``SparseVectorEvent``, the scores the
+    signed clipped scores with their estimated variances, ``absolute=True``): the p-value for the
+    chosen feature's signed clipped score, asymptotic (normal scores). Its null value is 0 exactly
+    when the feature's groups have the same symmetric law (every null feature here).
+
     Signal variant: with ``effects``, the first ``len(effects)`` features have mean
     ``effects[j]`` in group "a" (they are also the first screened: the analyst's order is the
     features' order), and ``pvalue_oracle`` t-tests feature 0 on all rows without selection.
@@ -178,6 +194,25 @@ class SparseVectorThreshold(_TwoGroupNoise):
     threshold: float = 0.2
     description: ClassVar[str] = "threshold chasing: first feature above a threshold by Sparse Vector (pure DP)"
     chunk_size: ClassVar[int] = 100
+    randomized_column: ClassVar[bool] = True
+    column_labels: ClassVar[dict[str, str]] = {
+        **ORACLE_LABELS, "pvalue_randomized": "conditional on the Sparse Vector answers (randomized, clipped score)"}
+
+    def _randomized(self, a: np.ndarray, b: np.ndarray, j: int) -> float:
+        """The conditional p-value of the chosen feature's signed clipped score given the answers
+        (randomized_inference with SparseVectorEvent and the exact sampler's scales)."""
+        from ...conditional import SparseVectorEvent, randomized_inference
+        from ...mechanisms.sparse_vector import sparse_exact_noise_scales
+
+        c, n = self.clip, a.shape[0] + b.shape[0]
+        ca, cb = np.clip(a, -c, c), np.clip(b, -c, c)
+        score = (ca.sum(axis=0) - cb.sum(axis=0)) / n
+        var = (a.shape[0] * ca.var(axis=0, ddof=1) + b.shape[0] * cb.var(axis=0, ddof=1)) / n**2
+        sc = sparse_exact_noise_scales(epsilon=self.epsilon, sensitivity=2.0 * c / n, c=1)
+        event = SparseVectorEvent(tuple(range(j + 1)), (False,) * j + (True,), self.threshold, sc.threshold_scale,
+                                  sc.query_scale)
+        return float(randomized_inference(score, np.diag(var), event, targets=[j], absolute=True,
+                                          intervals=False).pvalue[0])
 
     def certificates(self) -> tuple[Any, ...]:
         from ...accounting.certificates import PureDP
