@@ -24,19 +24,14 @@ from selective.conditional.randomized import (
     ThresholdEvent,
     randomized_inference,
 )
+from tests.conditional.mp_noise import mp_cdf
 
 # ---------------------------------------------------------------- 20-digit references
 
 mp.mp.dps = 20
 
 
-def _mp_cdf(noise, b, x):
-    x = mp.mpf(x) / b
-    if noise == "gaussian":
-        return mp.ncdf(x)
-    if noise == "gumbel":
-        return mp.e ** (-mp.e ** (-x))
-    return mp.e ** x / 2 if x < 0 else 1 - mp.e ** (-x) / 2
+_mp_cdf = mp_cdf
 
 
 def _mp_pdf(noise, b, x):

@@ -38,9 +38,8 @@ from selective.conditional.randomized_response import (
     randomized_stepwise_inference,
 )
 from selective.conditional.stepwise import forward_stepwise
+from tests.conditional.mp_noise import mp_cdf, mp_sf
 from tests.stats_helpers import assert_rate_at_most, assert_rate_near
-
-mp.mp.dps = 30
 
 
 def _design(seed, n=50, p=6, effect=0.3, sigma=1.3):
@@ -53,6 +52,11 @@ def _design(seed, n=50, p=6, effect=0.3, sigma=1.3):
 
 def _mp_tails(stat, sd, tau, vlo, vup, mu):
     """(upper, lower) conditional tails at the observed statistic, by 30-digit quadrature."""
+    with mp.workdps(30):
+        return _mp_tails_at(stat, sd, tau, vlo, vup, mu)
+
+
+def _mp_tails_at(stat, sd, tau, vlo, vup, mu):
     mu, sd, tau = mp.mpf(mu), mp.mpf(sd), mp.mpf(tau)
 
     def dens(t):
@@ -269,34 +273,24 @@ def test_uniform_under_the_global_null(kind):
 # ---------------------------------------------------------------- the interval event's probability
 
 
-def _mp_cdf(noise, b, x):
-    if x == math.inf:
-        return mp.mpf(1)
-    if x == -math.inf:
-        return mp.mpf(0)
-    x = mp.mpf(x) / b
-    if noise == "gaussian":
-        return mp.ncdf(x)
-    if noise == "gumbel":
-        return mp.e ** (-mp.e ** (-x))
-    return mp.e ** x / 2 if x < 0 else 1 - mp.e ** (-x) / 2
-
-
 _ends = st.floats(-30, 30, allow_nan=False)
 
 
 @settings(max_examples=200, deadline=None)
 @given(noise=st.sampled_from(["gaussian", "laplace", "gumbel"]), scale=st.floats(0.05, 20),
        a=_ends, width=st.floats(1e-3, 60), s=st.floats(-40, 40), lower_inf=st.booleans(), upper_inf=st.booleans())
-def test_interval_event_probability_matches_20_digits(noise, scale, a, width, s, lower_inf, upper_inf):
+def test_interval_event_probability_matches_60_digits(noise, scale, a, width, s, lower_inf, upper_inf):
     """log P(lower <= s + W <= upper) to 1e-9 relative in the probability (1e-9 absolute in its log)
-    wherever the probability is above 1e-250, against 20-digit arithmetic; -inf only where it underflows."""
+    wherever the probability is above 1e-250, against 60-digit arithmetic; -inf only where it underflows."""
     lo = -math.inf if lower_inf else a
     hi = math.inf if upper_inf else a + width
     ev = IntervalEvent(lo, hi, noise, scale)
     got = float(ev.log_prob(np.array([[s]]))[0])
-    with mp.workdps(20):
-        want = _mp_cdf(noise, scale, hi - s) - _mp_cdf(noise, scale, lo - s)
+    with mp.workdps(60):  # from the side of the median where the difference does not cancel
+        if lo - s > 0:
+            want = mp_sf(noise, scale, lo - s) - mp_sf(noise, scale, hi - s)
+        else:
+            want = mp_cdf(noise, scale, hi - s) - mp_cdf(noise, scale, lo - s)
     if want > mp.mpf("1e-250"):
         assert got == pytest.approx(float(mp.log(want)), abs=1e-9, rel=1e-9)
     else:
