@@ -103,7 +103,8 @@ def plot_validation(results: dict[str, Any], *, measure: str = "type_one_error",
     return fig
 
 
-#: Columns of the power plot with a colour of their own, in this order (others take the remaining ones).
+#: Columns of the power plot with a colour of their own, in this order (others take the remaining ones;
+#: carving is drawn in black).
 _POWER_ORDER = ("pvalue_naive", "pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best",
                 "pvalue_split", "pvalue_conditional", "pvalue_winners", "pvalue_hybrid", "pvalue_randomized",
                 "pvalue_fission", "pvalue_oracle")
@@ -142,7 +143,10 @@ def plot_power(power: Any, *, alpha: float | None = None, title: str | None = No
     # one clearly distinct colour per column (tab20's pairs of light and dark shades read as one)
     palette = list(plt.get_cmap("tab10").colors) + list(plt.get_cmap("Dark2").colors)
     fixed = {c: palette[i] for i, c in enumerate(_POWER_ORDER)}
-    spare = iter(palette[len(_POWER_ORDER):] + palette)
+    fixed["pvalue_carving"] = (0.0, 0.0, 0.0)
+    # the spare colours skip Dark2's purple and pink, which read as tab10's (best valid, exact conditional)
+    dark2 = list(plt.get_cmap("Dark2").colors)
+    spare = iter(dark2[4:] + palette)
     color_of = {c: fixed[c] if c in fixed else next(spare) for c in columns}
     # each scenario gets a band with one line per column it has, so that no two markers share a line
     ys, centres, edges, top = {}, [], [], 0.0
