@@ -29,7 +29,9 @@ stay bounded and the test keeps power when the observation is near a boundary; c
 splitting or fission at the same noise, the test uses the whole of :math:`y` (the information in
 :math:`T` beyond what the selection used). Exact when :math:`\sigma` is the true noise sd;
 ``sigma`` must therefore be known (with an estimate the result is approximate and is not
-offered).
+offered). Off the Gaussian model (skewed or heavy-tailed errors, unequal variances, a sigma
+stated too small) it exceeds its level as the polyhedral route does, by similar or larger
+factors at small levels (measured in docs/THEORY.md 3.13).
 """
 
 from __future__ import annotations
