@@ -1,5 +1,5 @@
-"""20-digit (or more: the caller's mpmath precision) noise distribution functions shared by the
-randomized-inference tests: Gaussian, Gumbel (maximum) and Laplace, centred, of scale ``b``."""
+"""High-precision noise distribution functions shared by the randomized-inference tests (the
+caller's mpmath precision): Gaussian, Gumbel (maximum) and Laplace, centred, of scale ``b``."""
 
 from __future__ import annotations
 
@@ -8,29 +8,31 @@ import math
 import mpmath as mp
 
 
-def mp_cdf(noise: str, b: float, x: float):
-    """P(W <= x) for W of the given law and scale, exact in mpmath (infinite x allowed)."""
-    if x == math.inf:
-        return mp.mpf(1)
-    if x == -math.inf:
-        return mp.mpf(0)
-    x = mp.mpf(x) / b
+def _tails(noise: str, x):
+    """(P(W <= x), P(W > x)) for the standard law, each computed without cancellation in its tail."""
     if noise == "gaussian":
-        return mp.ncdf(x)
+        return mp.ncdf(x), mp.ncdf(-x)
     if noise == "gumbel":
-        return mp.e ** (-mp.e ** (-x))
-    return mp.e ** x / 2 if x < 0 else 1 - mp.e ** (-x) / 2
+        inner = mp.e ** (-x)
+        return mp.e ** (-inner), -mp.expm1(-inner)
+    if x < 0:
+        low = mp.e ** x / 2
+        return low, 1 - low
+    high = mp.e ** (-x) / 2
+    return 1 - high, high
+
+
+def _tail(noise: str, b: float, x: float, upper: bool):
+    if math.isinf(x):
+        return mp.mpf(int((x > 0) != upper))
+    return _tails(noise, mp.mpf(x) / b)[int(upper)]
+
+
+def mp_cdf(noise: str, b: float, x: float):
+    """P(W <= x) for W of the given law and scale, in mpmath (infinite x allowed)."""
+    return _tail(noise, b, x, upper=False)
 
 
 def mp_sf(noise: str, b: float, x: float):
-    """P(W > x), computed without cancellation in the upper tail (infinite x allowed)."""
-    if x == math.inf:
-        return mp.mpf(0)
-    if x == -math.inf:
-        return mp.mpf(1)
-    x = mp.mpf(x) / b
-    if noise == "gaussian":
-        return mp.ncdf(-x)
-    if noise == "gumbel":
-        return -mp.expm1(-mp.e ** (-x))
-    return 1 - mp.e ** x / 2 if x < 0 else mp.e ** (-x) / 2
+    """P(W > x), without cancellation in the upper tail (infinite x allowed)."""
+    return _tail(noise, b, x, upper=True)

@@ -176,8 +176,9 @@ def test_lassoinf_agrees():
 def test_intercept_is_centring():
     X, y, rng = _design(5)
     omega = draw_randomization(y.size, 1.3, rng)
-    a = randomized_lasso_inference(X, y + 7.0, 12.0, sigma=1.3, randomization=omega)
-    b = randomized_lasso_inference(X - X.mean(0), y - y.mean(), 12.0, sigma=1.3, randomization=omega - omega.mean(),
+    a = randomized_lasso_inference(X, y + 7.0, 12.0, sigma=1.3, noise_sd=1.3, randomization=omega)
+    b = randomized_lasso_inference(X - X.mean(0), y - y.mean(), 12.0, sigma=1.3, noise_sd=1.3,
+                                   randomization=omega - omega.mean(),
                                    intercept=False)
     assert a.index.tolist() == b.index.tolist()
     np.testing.assert_allclose(a.pvalue, b.pvalue, rtol=1e-9)
@@ -209,7 +210,7 @@ def test_reproducible_and_records_the_noise():
     b = randomized_lasso_inference(X, y, 12.0, sigma=1.3, rng=11)
     np.testing.assert_array_equal(a.pvalue, b.pvalue)
     np.testing.assert_array_equal(a.extra["randomization"], draw_randomization(y.size, 1.3, 11))
-    c = randomized_lasso_inference(X, y, 12.0, sigma=1.3, randomization=a.extra["randomization"])
+    c = randomized_lasso_inference(X, y, 12.0, sigma=1.3, noise_sd=1.3, randomization=a.extra["randomization"])
     np.testing.assert_array_equal(a.pvalue, c.pvalue)
     assert a.extra["noise_ratio"] == pytest.approx(1.0)
     assert "randomized response" in a.method and a.inference.startswith("exact")
@@ -220,8 +221,11 @@ def test_reproducible_and_records_the_noise():
     (dict(sigma=-1.0), "`sigma` must be"),
     (dict(sigma=1.0, noise_sd=0.0), "`noise_sd` must be"),
     (dict(sigma=1.0, noise_sd=0.005), "`noise_sd` must be at least 0.01"),
-    (dict(sigma=1.0, randomization=np.zeros(3)), "`randomization`"),
-    (dict(sigma=1.0, randomization=np.zeros(50), rng=1), "`rng` must be None"),
+    (dict(sigma=1.0, noise_sd=1.0, randomization=np.zeros(3)), "`randomization`"),
+    (dict(sigma=1.0, noise_sd=1.0, randomization=np.ones(50), rng=1), "`rng` must be None"),
+    (dict(sigma=1.0, randomization=np.ones(50)), "`noise_sd` must be given with `randomization`"),
+    (dict(sigma=1.0, noise_sd=1.0, randomization=np.full(50, 2.0)), "does not look drawn from N"),
+    (dict(sigma=1.0, noise_sd=1.0, randomization=np.full(50, 0.3)), "does not look drawn from N"),
     (dict(sigma=1.0, alternative="greater"), "`alternative`"),
     (dict(sigma=1.0, alpha=1.5), "`alpha`"),
 ])
@@ -322,3 +326,26 @@ def test_targets_argument():
     for bad, err in (([5], ValueError), ([0, 0], ValueError), (["a"], TypeError)):
         with pytest.raises(err, match="`targets`"):
             randomized_lasso_inference(X, y, 12.0, sigma=1.3, rng=4, targets=bad)
+
+
+def test_an_estimate_too_far_out_for_the_noise_is_named_as_such():
+    """An estimate thousands of sd from 0 with noise 0.02 sigma: the grid would be too fine; the error
+    says the estimate is too far out (it used to blame the noise scale alone)."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(15, 4))
+    y = 500.0 * X[:, 0] + rng.normal(size=15)
+    with pytest.raises(ValueError, match=r"lies .* sd from 0 .* too far out"):
+        randomized_lasso_inference(X, y, 4.0, sigma=1.0, noise_sd=0.02, rng=1)
+    ok = randomized_lasso_inference(X, y, 4.0, sigma=1.0, noise_sd=1.0, rng=1)   # p-value 0, no error
+    assert ok.pvalue[list(ok.index).index(0)] < 1e-300
+
+
+def test_a_supplied_randomization_is_refused_only_when_its_spread_is_implausible():
+    """A correct N(0, 1) draw passes the spread check (false-refusal rate 1e-9 per call, 200 calls);
+    one drawn with sd 2 is refused at n = 50."""
+    X, y, _ = _design(13)
+    g = np.random.default_rng(14)
+    for _ in range(200):
+        randomized_lasso_inference(X, y, 1e6, sigma=1.3, noise_sd=1.0, randomization=g.normal(size=y.size))
+    with pytest.raises(ValueError, match="does not look drawn from N"):
+        randomized_lasso_inference(X, y, 12.0, sigma=1.3, noise_sd=1.0, randomization=2.0 * g.normal(size=y.size))

@@ -264,11 +264,11 @@ class LassoFixedLambda(_RegressionNull, Scenario):
             if self.coefficients:
                 po[i] = self.oracle(x, y)
             lam, omega = self.lam_factor * math.sqrt(self.n_obs), self.carving_noise(g)
-            support = randomized_lasso_inference(x, y, lam, sigma=1.0, randomization=omega,
+            support = randomized_lasso_inference(x, y, lam, sigma=1.0, noise_sd=1.0, randomization=omega,
                                                  targets=()).extra["selected"]
             if support.size:  # one selected variable, drawn independently of the data
                 kk = int(g.integers(support.size))
-                rk = randomized_lasso_inference(x, y, lam, sigma=1.0, randomization=omega, targets=[kk])
+                rk = randomized_lasso_inference(x, y, lam, sigma=1.0, noise_sd=1.0, randomization=omega, targets=[kk])
                 pk[i], tested_k[i] = rk.pvalue[0], rk.index[0]
         return finish(self, p, tested, tested_s, {"pvalue_split": ps, "pvalue_conditional": pc, _ORACLE: po,
                                                   _CARVING: pk}, tested_k)
@@ -360,7 +360,8 @@ class ForwardStepwisePath(_RegressionNull, Scenario):
             tested[i], tested_s[i] = path.action[0], path_s.action[0]
             if self.coefficients:
                 po[i] = self.oracle(x, y)
-            rk = randomized_stepwise_inference(x, y, steps=s, sigma=1.0, randomization=self.carving_noise(g),
+            rk = randomized_stepwise_inference(x, y, steps=s, sigma=1.0, noise_sd=1.0,
+                                               randomization=self.carving_noise(g),
                                                targets=[0])
             pk[i], tested_k[i] = rk.pvalue[0], rk.index[0]
         return finish(self, p, tested, tested_s, {"pvalue_split": ps, "pvalue_conditional": pc, _ORACLE: po,
