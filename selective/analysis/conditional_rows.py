@@ -59,6 +59,7 @@ from ..selectors.dp import NoisyStatistic, SparseVectorScreen
 from ..selectors.scores import CandidateScores, TwoGroupScores
 from ..selectors.streaming import is_dask_frame
 from ..selectors.topk import NoisyTopK, TopK
+from .carving_rows import CARVING_SELECTORS, CarvingLink, carving_cell, link_carving
 from .report import CONDITIONAL_COLUMNS, HYBRID_COLUMNS
 from .sources import CollectTooLargeError, collect_columns
 
@@ -109,7 +110,7 @@ def _supported(score: Any) -> str | None:
             "covariance the data give")
 
 
-def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -> WinnersLink:
+def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -> WinnersLink | CarvingLink:
     """Check that ``selection`` is one of ``selections`` (made by the matching one of
     ``selectors``), a screen this module supports, and that ``spec`` tests the parameter it ranked
     for one of its winners; return the link (raises with the reason otherwise)."""
@@ -118,10 +119,12 @@ def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -
         raise ValueError("`conditional_on` must be a selection returned by this analysis' select(); got "
                          f"{selection!r}.")
     selector = selectors[step]
+    if isinstance(selector, CARVING_SELECTORS):
+        return link_carving(spec, selection, step, selector)
     if not isinstance(selector, _SCREENS):
         made = "Analysis.record" if selector is None else type(selector).__name__
-        raise TypeError(f"`conditional_on` must be the selection of a TopK, NoisyTopK, SparseVectorScreen or "
-                        f"NoisyStatistic step; "
+        raise TypeError(f"`conditional_on` must be the selection of a TopK, NoisyTopK, SparseVectorScreen, "
+                        f"NoisyStatistic, RandomizedLassoSupport or RandomizedForwardStepwise step; "
                         f"step {step + 1} was made by {made}.")
     if isinstance(selector, NoisyStatistic) and selector.index is None:
         raise TypeError("`conditional_on`: the NoisyStatistic released a single number; the conditional column "
@@ -224,7 +227,7 @@ def _rows(links: list, data: Any, n_rows: int, max_collect_bytes: int) -> tuple[
         return data, None
     cols: list = []
     for link in links:
-        if link is not None:
+        if link is not None and not isinstance(link, CarvingLink):
             cols += [c for v in declared_columns(_score_of(link.selector)).values() for c in v if c not in cols]
     try:
         return collect_columns(data, cols, n_rows=n_rows, max_bytes=max_collect_bytes), None
@@ -241,6 +244,10 @@ def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: floa
     for link in links:
         if link is None:
             out.append(None)
+            continue
+        if isinstance(link, CarvingLink):
+            out.append(carving_cell(link, data if rows is None else rows, alpha=alpha, n_steps=n_steps,
+                                    void=void, units=units, cache=cache))
             continue
         hybrid = () if isinstance(link.selector, _RANDOMIZED) else HYBRID_COLUMNS  # winners of a TopK screen
         cell = {c: math.nan for c in CONDITIONAL_COLUMNS + hybrid}

@@ -27,7 +27,8 @@ A plan makes an analysis declarative, so that ``selective analyze`` can run it a
     [[test]]
     kind = "welch_t"        # see TEST_KINDS below
     for_each = 1            # once per variable chosen by [[select]] step 1 ...
-    column = "{selected}"   # ... with {selected} replaced by its name
+    column = "{selected}"   # ... with {selected} replaced by its name ({support}: all
+                            # the chosen names joined by " + ", for a regression formula)
     # conditional = true    # add the p-value conditional on step 1's selection
     group = "arm"
     levels = ["treatment", "control"]
@@ -47,6 +48,14 @@ or ``signed_mean``). ``conditional = true`` conditions a test on its ``for_each`
 ranking of a ``top_k`` step (inference on winners), or on the noisy choice of a ``noisy_top_k``
 step by ``clipped_mean`` (randomized selective inference), whose tests must test the clipped
 mean it ranked (``kind = "z"`` or ``"one_sample_t"`` with the step's ``clip``).
+``randomized_lasso`` (``lam``, ``max_size``) and ``randomized_stepwise`` (``steps``) select
+features among ``candidates`` (or ``candidates_like``, the ``target`` left out) for a regression
+of ``target`` on a randomized response, with the declared error sd ``sigma`` (and optionally the
+randomization's ``noise_sd``, default ``sigma``):
+:class:`~selective.conditional.RandomizedLassoSupport`,
+:class:`~selective.conditional.RandomizedForwardStepwise`. Their tests are ``kind = "ols"`` with
+``formula = "y ~ {support}"`` and ``term = "{selected}"``; ``conditional = true`` adds the exact
+conditional column of carving (:mod:`selective.analysis.carving_rows`).
 ``declared`` records a selection made elsewhere: its ``value`` and its
 ``certificate`` (a table with ``kind`` = "pure_dp", "approx_dp", "zcdp", "description_length",
 ...), checked against the order rules like any other step.
@@ -160,6 +169,8 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: Any, n_rows: in
                 return Selection(value=value, certificate=cert, label=label)
 
         return _Declared()
+    if s["selector"] in ("randomized_lasso", "randomized_stepwise"):
+        return _carving_selector(plan, i, s, data)
     cands = _candidates(plan, i, s, data)
     if s["k"] > len(cands):
         raise _err(plan.source, f"{where} k", f"must be at most the number of candidates ({len(cands)}); got {s['k']}.")
@@ -192,13 +203,35 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: Any, n_rows: in
     return NoisyTopK(k=s["k"], epsilon=float(s["epsilon"]), sensitivity=sens, score=score, candidates=cands, name=name)
 
 
-def _fill(value: Any, selected: str | None) -> Any:
+def _carving_selector(plan: Plan, i: int, s: dict[str, Any], data: Any):
+    """A randomized lasso or stepwise step: the features are the candidates other than the target."""
+    from ..conditional.carving_selectors import RandomizedForwardStepwise, RandomizedLassoSupport
+
+    where = f"[[select]] #{i}"
+    target = s["target"]
+    if target not in data.columns:
+        raise _err(plan.source, f"{where} target", f"unknown column {target!r}; the data have {_columns(data)}.")
+    feats = tuple(c for c in _candidates(plan, i, s, data) if c != target)
+    if not feats:
+        raise _err(plan.source, where, "no feature is left once the target is removed from the candidates.")
+    _numeric(plan, where, data, feats + (target,))
+    common = {"sigma": float(s["sigma"]), "noise_sd": None if "noise_sd" not in s else float(s["noise_sd"])}
+    if s["selector"] == "randomized_lasso":
+        return RandomizedLassoSupport(target, feats, lam=float(s["lam"]), max_size=min(s["max_size"], len(feats)),
+                                      **common)
+    if s["steps"] > len(feats):
+        raise _err(plan.source, f"{where} steps", f"must be at most the number of features ({len(feats)}); got "
+                                                  f"{s['steps']}.")
+    return RandomizedForwardStepwise(target, feats, steps=s["steps"], **common)
+
+
+def _fill(value: Any, selected: str | None, support: str | None = None) -> Any:
     if selected is None:
         return value
     if isinstance(value, str):
-        return value.replace("{selected}", selected)
+        return value.replace("{selected}", selected).replace("{support}", support or selected)
     if isinstance(value, list):
-        return [_fill(v, selected) for v in value]
+        return [_fill(v, selected, support) for v in value]
     return value
 
 
@@ -215,10 +248,11 @@ except ImportError:  # pragma: no cover - patsy comes with statsmodels
 def _build_specs(plan: Plan, i: int, t: dict[str, Any], chosen: dict[int, tuple]) -> list[Any]:
     cls, fixed = _test_kinds()[t["kind"]]
     items = [None] if t.get("for_each") is None else list(chosen[t["for_each"]])
+    support = " + ".join(map(str, items)) if items != [None] else None
     specs = []
     for item in items:
         name = None if item is None else str(item)
-        kwargs = {k: _fill(v, name) for k, v in t.items() if k not in ("kind", "for_each", "conditional")}
+        kwargs = {k: _fill(v, name, support) for k, v in t.items() if k not in ("kind", "for_each", "conditional")}
         kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kwargs.items()}
         try:
             specs.append(cls(**kwargs, **fixed))

@@ -18,7 +18,9 @@ else:  # pragma: no cover
 __all__ = ["PlanError", "Plan", "load_plan", "parse_plan", "TEST_KINDS", "SCORES", "SELECTORS", "ANALYSIS_FIELDS",
            "FISSION_FIELDS"]
 
-SELECTORS = ("top_k", "noisy_top_k", "declared")
+SELECTORS = ("top_k", "noisy_top_k", "declared", "randomized_lasso", "randomized_stepwise")
+#: selectors of a regression model on a randomized response (carving), and their numeric fields
+_CARVING = {"randomized_lasso": ("lam", "max_size"), "randomized_stepwise": ("steps",)}
 SCORES = ("welch_t", "abs_mean", "abs_corr", "clipped_mean", "signed_mean")
 _DP_SCORES = ("clipped_mean", "signed_mean")
 
@@ -60,6 +62,10 @@ _SELECT_FIELDS = {
     "top_k": ("selector", "label", "k", "candidates", "candidates_like", "score", "ordered"),
     "noisy_top_k": ("selector", "label", "k", "candidates", "candidates_like", "score", "epsilon"),
     "declared": ("selector", "label", "value", "certificate"),
+    "randomized_lasso": ("selector", "label", "target", "candidates", "candidates_like", "lam", "max_size", "sigma",
+                         "noise_sd"),
+    "randomized_stepwise": ("selector", "label", "target", "candidates", "candidates_like", "steps", "sigma",
+                            "noise_sd"),
 }
 _SCORE_FIELDS = {
     "welch_t": ("group", "levels"),
@@ -215,6 +221,9 @@ def _parse_select(source: str, i: int, s: dict[str, Any], n_select: int) -> None
             raise _err(source, f"{where} value", "a declared step needs the list of what was selected.")
         _check_value(source, f"{where} value", s["value"])
         return
+    if sel in _CARVING:
+        _parse_carving(source, where, s, sel)
+        return
     score = s.get("score")
     allowed_scores = _DP_SCORES if sel == "noisy_top_k" else SCORES
     if score not in allowed_scores:
@@ -223,16 +232,7 @@ def _parse_select(source: str, i: int, s: dict[str, Any], n_select: int) -> None
                   f"for selector {sel!r} with score {score!r}")
     k = s.get("k")
     _want(source, where, "k", s, isinstance(k, int) and not isinstance(k, bool) and k >= 1, "an integer >= 1")
-    if ("candidates" in s) == ("candidates_like" in s):
-        raise _err(source, where, "give exactly one of `candidates` (a list of columns) or `candidates_like` "
-                                  "(a pattern).")
-    if "candidates" in s:
-        c = s["candidates"]
-        _want(source, where, "candidates", s, isinstance(c, list) and bool(c) and all(isinstance(x, str) for x in c),
-              "a non-empty list of column names")
-    else:
-        _want(source, where, "candidates_like", s, isinstance(s["candidates_like"], str),
-              "a column-name pattern such as \"m*\"")
+    _candidate_fields(source, where, s)
     if "ordered" in s:
         _want(source, where, "ordered", s, isinstance(s["ordered"], bool), "true or false (a TOML boolean)")
     if sel == "noisy_top_k":
@@ -254,6 +254,38 @@ def _parse_select(source: str, i: int, s: dict[str, Any], n_select: int) -> None
     for key in _SCORE_FIELDS[score]:
         if key not in s and key != "clip":
             raise _err(source, where, f"score {score!r} needs the field `{key}`.")
+
+
+def _parse_carving(source: str, where: str, s: dict[str, Any], sel: str) -> None:
+    """A randomized lasso or stepwise step: target, features (``candidates``), sigma, its size."""
+    _check_fields(source, where, s, _SELECT_FIELDS[sel], f"for selector {sel!r}")
+    for key in ("target", "sigma") + _CARVING[sel]:
+        if key not in s:
+            raise _err(source, where, f"selector {sel!r} needs the field `{key}`.")
+    _want(source, where, "target", s, isinstance(s["target"], str), "a column name")
+    _candidate_fields(source, where, s)
+    for key in ("lam", "sigma", "noise_sd"):
+        if key in s:
+            v = s[key]
+            _want(source, where, key, s, _is_number(v) and math.isfinite(v) and v > 0, "a finite positive number")
+    for key in ("max_size", "steps"):
+        if key in s:
+            v = s[key]
+            _want(source, where, key, s, isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+                  "an integer >= 1")
+
+
+def _candidate_fields(source: str, where: str, s: dict[str, Any]) -> None:
+    if ("candidates" in s) == ("candidates_like" in s):
+        raise _err(source, where, "give exactly one of `candidates` (a list of columns) or `candidates_like` "
+                                  "(a pattern).")
+    if "candidates" in s:
+        c = s["candidates"]
+        _want(source, where, "candidates", s, isinstance(c, list) and bool(c) and all(isinstance(x, str) for x in c),
+              "a non-empty list of column names")
+    else:
+        _want(source, where, "candidates_like", s, isinstance(s["candidates_like"], str),
+              "a column-name pattern such as \"m*\"")
 
 
 def _parse_test(source: str, i: int, t: dict[str, Any], n_select: int, kinds: dict[str, Any]) -> None:

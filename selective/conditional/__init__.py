@@ -9,8 +9,15 @@ The Gaussian p-values are exact when the noise level ``sigma`` is given. Without
 valid but conservative when the full model leaves residual degrees of freedom (supremum over a
 confidence interval for sigma, plus delta), and approximate (a plug-in, with a warning)
 otherwise; each result's ``inference`` says which (THEORY.md 3.7).
+
+Carving (THEORY.md 3.13): :func:`randomized_lasso_inference` and
+:func:`randomized_stepwise_inference` select on a randomized response and test on all of it;
+the selectors :class:`RandomizedLassoSupport` and :class:`RandomizedForwardStepwise` make the
+same selections inside an :class:`~selective.Analysis`, whose report then has the exact
+conditional column (``Analysis.test(..., conditional_on=selection)``).
 """
 
+from .carving_selectors import RandomizedForwardStepwise, RandomizedLassoSupport
 from .groupfs import GroupStepwisePath, group_forward_stepwise, groupfs_inference
 from .lasso import KKTError, LassoFit, fixed_lasso_inference, solve_lasso
 from .many_means import many_means
@@ -59,6 +66,7 @@ __all__ = [
     "ReleaseEvent", "IntervalEvent",
     # after a lasso / forward stepwise selection on a randomized response (carving)
     "randomized_lasso_inference", "randomized_stepwise_inference", "draw_randomization",
+    "RandomizedLassoSupport", "RandomizedForwardStepwise",
     # inference on winners (Andrews, Kitagawa and McCloskey 2024)
     "winners_inference", "WinnersResult",
     # R bridge

@@ -100,6 +100,16 @@ def _randomization(n, sigma, noise_sd, rng, randomization, plain):
     return noise_sd, omega
 
 
+def _null(value):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"`null_value` must be a finite number; got {value!r}.") from None
+    if not math.isfinite(v):
+        raise ValueError(f"`null_value` must be a finite number; got {value!r}.")
+    return v
+
+
 def _targets(targets, size):
     if targets is None:
         return list(range(size))
@@ -113,7 +123,26 @@ def _targets(targets, size):
     return out
 
 
-def _carve(A, b, u, y, eta, sigma, noise_sd, sign, alpha, alternative, gridrange=None):
+_SIDES = (TWO_SIDED, ONE_SIDED, "greater", "less")
+
+
+def lasso_active_set(X, u, lam: float, *, intercept: bool = True, tol_beta: float = 1e-5):
+    """The lasso at ``lam`` (selectiveInference scale) on ``u``: ``(fit, E)``, the fit and the
+    positions of the coefficients counted as selected (``|b_j| > tol_beta * sqrt(n / ||x_j||^2)``,
+    the rule of R selectiveInference), after the KKT check. Shared by the inference and by the
+    selectors of :mod:`selective.selectors.carving`, so both see the same selection."""
+    n = X.shape[0]
+    fit = solve_lasso(X, u, lam, intercept=intercept)
+    Xc = X - (X.mean(0) if intercept else 0.0)
+    uc = u - (u.mean() if intercept else 0.0)
+    with np.errstate(divide="ignore"):
+        tol_coef = tol_beta * np.sqrt(n / np.sum(Xc ** 2, axis=0))
+    E = np.nonzero(np.abs(fit.beta) > tol_coef)[0]
+    _kkt_gaussian(Xc, uc, np.where(np.abs(fit.beta) > tol_coef, fit.beta, 0.0), lam, 0.1)
+    return fit, E
+
+
+def _carve(A, b, u, y, eta, sigma, noise_sd, sign, alpha, alternative, gridrange=None, null_value=0.0):
     """Randomized-response inference for eta'mu given {A u <= b} (or given limits already found)."""
     ss = float(eta @ eta)
     if A is not None:
@@ -126,10 +155,13 @@ def _carve(A, b, u, y, eta, sigma, noise_sd, sign, alpha, alternative, gridrange
     event = IntervalEvent(vlo, vup, "gaussian", noise_sd * math.sqrt(ss))
     if alternative == TWO_SIDED:
         side = "two-sided"
-    else:  # in the direction of the selected sign, as R selectiveInference's one-sided p-value
+    elif alternative == ONE_SIDED:  # in the direction of the selected sign, as R selectiveInference's
         side = "greater" if sign > 0 else "less"
+    else:
+        side = alternative
     try:
-        res = randomized_inference([stat], [[sd * sd]], event, alpha=alpha, alternative=side)
+        res = randomized_inference([stat], [[sd * sd]], event, alpha=alpha, alternative=side,
+                                   null_value=null_value)
     except ValueError as exc:
         if "too small" not in str(exc):
             raise
@@ -141,15 +173,17 @@ def _carve(A, b, u, y, eta, sigma, noise_sd, sign, alpha, alternative, gridrange
     return stat, sd, vlo, vup, float(res.pvalue[0]), np.asarray(res.ci[0]), float(res.log_boundary_tail[0])
 
 
-def _naive(est, sd, s, alternative):
+def _naive(est, sd, s, alternative, null=0.0):
     from scipy.stats import norm
 
-    z = s * est / sd
-    return norm.sf(z) if alternative == ONE_SIDED else 2 * norm.sf(np.abs(z))
+    if alternative == TWO_SIDED:
+        return 2 * norm.sf(np.abs(est - null) / sd)
+    z = (est - null) / sd
+    return norm.sf(s * z) if alternative == ONE_SIDED else norm.sf(z if alternative == "greater" else -z)
 
 
 def _result(procedure, type, names, E, s, rows, sigma, noise_sd, omega, alpha, alternative, vmat, extra, method,
-            **kw):
+            null_value=0.0, **kw):
     rows = list(rows)
     est = np.array([r[0] for r in rows])
     sd = np.array([r[1] for r in rows])
@@ -159,10 +193,11 @@ def _result(procedure, type, names, E, s, rows, sigma, noise_sd, omega, alpha, a
         estimate=_ro(est), sd=_ro(sd), vlo=_ro([r[2] for r in rows]), vup=_ro([r[3] for r in rows]),
         pvalue=_ro([r[4] for r in rows]), ci=_ro(ci), tailarea=_ro(np.full((len(rows), 2), alpha / 2)),
         alpha=alpha, sigma=float(sigma), alternative=alternative,
-        pvalue_naive=_ro(_naive(est, sd, np.asarray(s, float), alternative)), sigma_rule="given",
+        pvalue_naive=_ro(_naive(est, sd, np.asarray(s, float), alternative, null_value)), sigma_rule="given",
         sigma_mode="known", contrasts=_ro(vmat),
         extra={"noise_sd": float(noise_sd), "noise_ratio": float(noise_sd / sigma) ** 2,
-               "randomization": _ro(omega), "log_boundary_tail": _ro([r[6] for r in rows]), **extra},
+               "randomization": _ro(omega), "log_boundary_tail": _ro([r[6] for r in rows]),
+               "null_value": float(null_value), **extra},
         method=method, **kw)
 
 
@@ -170,7 +205,7 @@ def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: floa
                                randomization=None, intercept: bool = True, alpha: float = 0.1,
                                alternative: str = TWO_SIDED, columns=None, response: str | None = None,
                                lambda_scale: str = "selectiveInference", tol_beta: float = 1e-5,
-                               targets=None) -> SelectiveInferenceResult:
+                               targets=None, null_value: float = 0.0) -> SelectiveInferenceResult:
     r"""The lasso at ``lam`` on the randomized response :math:`y+\omega`, with exact p-values and
     intervals for the coefficients of :math:`y` regressed on the selected columns.
 
@@ -200,13 +235,17 @@ def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: floa
         Centre X, y and the randomized response (an unpenalised intercept).
     alpha : float
         Intervals have coverage 1 - alpha.
-    alternative : {"two-sided", "one-sided"}
-        ``"one-sided"``: in the direction of the selected sign (R selectiveInference's).
+    alternative : {"two-sided", "one-sided", "greater", "less"}
+        ``"one-sided"``: in the direction of the selected sign (R selectiveInference's);
+        ``"greater"`` / ``"less"``: a fixed direction (the alternative of a regression test).
     lambda_scale, tol_beta, columns, response
         As in :func:`~selective.conditional.fixed_lasso_inference`.
     targets : sequence of int, optional
         Test only these positions of the selection (0-based, in the order of the result; the
         choice must not depend on ``y`` beyond the selection). Default: every selected variable.
+    null_value : float
+        The value of each tested coefficient under the null (default 0; the intervals do not
+        depend on it).
 
     Returns
     -------
@@ -230,19 +269,16 @@ def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: floa
     lam = lambda_on_si_scale(lam, n, lambda_scale)
     sigma = check_positive_real("sigma", sigma)
     alpha = check_alpha(alpha)
-    alternative = check_choice("alternative", alternative, (ONE_SIDED, TWO_SIDED))
+    alternative = check_choice("alternative", alternative, _SIDES)
+    null_value = _null(null_value)
     if not isinstance(intercept, (bool, np.bool_)):
         raise TypeError(f"`intercept` must be True or False; got {intercept!r}.")
     noise_sd, omega = _randomization(n, sigma, noise_sd, rng, randomization, "fixed_lasso_inference")
     u = y + omega
-    fit = solve_lasso(X, u, lam, intercept=intercept)
+    fit, E = lasso_active_set(X, u, lam, intercept=intercept, tol_beta=tol_beta)
     Xc = X - (X.mean(0) if intercept else 0.0)
     uc = u - (u.mean() if intercept else 0.0)
     yc = y - (y.mean() if intercept else 0.0)
-    with np.errstate(divide="ignore"):
-        tol_coef = tol_beta * np.sqrt(n / np.sum(Xc ** 2, axis=0))
-    E = np.nonzero(np.abs(fit.beta) > tol_coef)[0]
-    _kkt_gaussian(Xc, uc, np.where(np.abs(fit.beta) > tol_coef, fit.beta, 0.0), lam, 0.1)
     method = (f"randomized response (Tian & Taylor 2018), Gaussian noise sd {noise_sd:.4g}, lasso event of "
               "Lee, Sun, Sun & Taylor (2016) Thm 4.3")
     extra = {"noisy_beta": _ro(fit.beta), "lambda_glmnet": lam / n, "selected": _ro(E, int)}
@@ -258,15 +294,18 @@ def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: floa
     A = -s[:, None] * XEp
     b = -lam * s * ((XEp @ np.linalg.pinv(XE.T)) @ s)
     tg = _targets(targets, E.size)
-    rows = [_carve(A, b, uc, yc, XEp[i], sigma, noise_sd, s[i], alpha, alternative) for i in tg]
+    rows = [_carve(A, b, uc, yc, XEp[i], sigma, noise_sd, s[i], alpha, alternative, null_value=null_value)
+            for i in tg]
     return _result("randomized lasso", "partial", names, E[tg], s[tg], rows, sigma, noise_sd, omega, alpha,
-                   alternative, XEp[tg], extra, method, lam=lam, constraints_A=_ro(A), constraints_b=_ro(b))
+                   alternative, XEp[tg], extra, method, null_value=null_value, lam=lam, constraints_A=_ro(A),
+                   constraints_b=_ro(b))
 
 
 def randomized_stepwise_inference(X, y, *, steps: int, sigma: float, noise_sd: float | None = None,
                                   rng: Any = None, randomization=None, intercept: bool = True,
                                   alpha: float = 0.1, alternative: str = TWO_SIDED, columns=None,
-                                  response: str | None = None, targets=None) -> SelectiveInferenceResult:
+                                  response: str | None = None, targets=None,
+                                  null_value: float = 0.0) -> SelectiveInferenceResult:
     r"""``steps`` steps of forward stepwise on the randomized response :math:`y+\omega`, with exact
     p-values and intervals for every coefficient of the ``steps``-variable model (the ``type="all"``
     targets of :func:`~selective.conditional.fs_inference`), conditioning on the whole ordered path
@@ -285,7 +324,8 @@ def randomized_stepwise_inference(X, y, *, steps: int, sigma: float, noise_sd: f
     n, p = X.shape
     sigma = check_positive_real("sigma", sigma)
     alpha = check_alpha(alpha)
-    alternative = check_choice("alternative", alternative, (ONE_SIDED, TWO_SIDED))
+    alternative = check_choice("alternative", alternative, _SIDES)
+    null_value = _null(null_value)
     k = check_int("steps", steps, low=1, high=p)
     if not isinstance(intercept, (bool, np.bool_)):
         raise TypeError(f"`intercept` must be True or False; got {intercept!r}.")
@@ -309,8 +349,9 @@ def randomized_stepwise_inference(X, y, *, steps: int, sigma: float, noise_sd: f
         Gc = cons.apply((eta / ss)[:, None], max_step=k, extra=False)[:, 0]
         lims = _limits_from(Gu, Gc, off, float(eta @ uc))
         rows.append(_carve(None, None, uc, yc, eta, sigma, noise_sd, path.sign[i], alpha, alternative,
-                           gridrange=lims))
+                           gridrange=lims, null_value=null_value))
     method = (f"randomized response (Tian & Taylor 2018), Gaussian noise sd {noise_sd:.4g}, forward stepwise "
               "event of Tibshirani, Taylor, Lockhart & Tibshirani (2016)")
     return _result("randomized forward stepwise", "all", names, np.asarray(act)[tg], np.asarray(path.sign[:k])[tg],
-                   rows, sigma, noise_sd, omega, alpha, alternative, vmat[tg], {"path": path}, method, k=k)
+                   rows, sigma, noise_sd, omega, alpha, alternative, vmat[tg], {"path": path}, method,
+                   null_value=null_value, k=k)

@@ -1,0 +1,182 @@
+r"""Lasso and forward stepwise selection on a randomized response (carving), for the report.
+
+:class:`RandomizedLassoSupport` and :class:`RandomizedForwardStepwise` select as
+:class:`~selective.selectors.LassoSupport` and :class:`~selective.selectors.ForwardStepwise` do,
+but on :math:`y+\omega` with :math:`\omega\sim N(0,\tau^2 I)` drawn from the analysis' generator
+(independent of the data, reproducible from the analysis' seed). Their certificate is the same
+description length (the number of possible outcomes does not depend on how the choice is made),
+so the ledger's corrected columns are as for the unrandomized selectors.
+
+What the randomization buys is the exact conditional column: a regression of the target on
+exactly the selected features with an intercept, run with
+``Analysis.test(CoefficientTest(...), conditional_on=selection)``, gets the p-value and interval
+of :func:`selective.conditional.randomized_lasso_inference` /
+:func:`~selective.conditional.randomized_stepwise_inference`, which use all of :math:`y`
+(docs/THEORY.md 3.13). That column is exact when the errors are Gaussian with the declared sd
+``sigma``; the selector declares ``sigma`` because the inference needs it, and the selection
+itself uses it only for the default ``noise_sd`` (= ``sigma``).
+
+The selection records the :math:`\omega` it drew (``details["randomization"]``): noise, not
+data, and what the conditional column integrates over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_int, check_positive
+from ..accounting.certificates import DescriptionLength
+from ..selectors.base import Selection
+from ..selectors.description import _check_label, _design, _features, _model_columns, n_ordered_topk, n_supports
+
+__all__ = ["RandomizedLassoSupport", "RandomizedForwardStepwise", "MIN_NOISE_RATIO"]
+
+#: noise_sd / sigma below which the conditional law is not tabulated (as the inference functions)
+MIN_NOISE_RATIO = 0.01
+
+
+def _noise(sigma: Any, noise_sd: Any) -> tuple[float, float]:
+    sigma = check_positive("sigma", sigma)
+    noise_sd = sigma if noise_sd is None else check_positive("noise_sd", noise_sd)
+    if noise_sd < MIN_NOISE_RATIO * sigma:
+        raise ValueError(f"`noise_sd` must be at least {MIN_NOISE_RATIO:g} * sigma = {MIN_NOISE_RATIO * sigma:.4g}; "
+                         f"got {noise_sd!r}. Without randomization use LassoSupport or ForwardStepwise.")
+    return sigma, noise_sd
+
+
+def _draw(n: int, noise_sd: float, rng: Any) -> np.ndarray:
+    from .randomized_response import draw_randomization
+
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"`rng` must be a numpy Generator or None; got {type(rng).__name__}.")
+    omega = draw_randomization(n, noise_sd, rng)
+    omega.setflags(write=False)
+    return omega
+
+
+@dataclass(frozen=True, slots=True)
+class RandomizedLassoSupport:
+    r"""Support of the lasso at a fixed λ on the randomized response :math:`y+\omega`.
+
+    Solves :math:`\frac12\|u-a-Xb\|^2+\lambda\|b\|_1` with an unpenalised intercept on
+    :math:`u=y+\omega`, :math:`\omega\sim N(0,\text{noise\_sd}^2 I)` (the solver and the
+    selection rule of :func:`selective.conditional.randomized_lasso_inference`, so the report
+    can recompute the event). At most ``max_size`` variables are kept (the largest in absolute
+    value): the certificate is ``DescriptionLength(sum_{j<=s} C(p, j) [2^j])`` as for
+    :class:`~selective.selectors.LassoSupport`. When more were selected, the conditional
+    column is withheld (the kept variables are not the lasso's event).
+
+    Parameters
+    ----------
+    target, features, lam, max_size, signs, label
+        As :class:`~selective.selectors.LassoSupport` (``lam`` on the same scale).
+    sigma : float
+        The declared sd of the errors of ``target`` given the features: the conditional
+        column is exact for it (stated too small, it rejects too often; the report withholds
+        the column when the residuals make the declared value implausible).
+    noise_sd : float, optional
+        The randomization's sd :math:`\tau` (default ``sigma``: the selection sees the data at
+        the signal-to-noise of half the sample). At least ``0.01 * sigma``.
+    """
+
+    target: Any
+    features: tuple
+    lam: float
+    max_size: int
+    sigma: float
+    noise_sd: float | None = None
+    signs: bool = False
+    label: str = "randomized lasso support"
+
+    def __post_init__(self) -> None:
+        feats = _features(self.target, self.features)
+        object.__setattr__(self, "features", feats)
+        object.__setattr__(self, "lam", check_positive("lam", self.lam))
+        object.__setattr__(self, "max_size", check_int("max_size", self.max_size, low=0, high=len(feats)))
+        sigma, noise_sd = _noise(self.sigma, self.noise_sd)
+        object.__setattr__(self, "sigma", sigma)
+        object.__setattr__(self, "noise_sd", noise_sd)
+        if not isinstance(self.signs, bool):
+            raise TypeError(f"`signs` must be True or False; got {self.signs!r}.")
+        _check_label(self.label)
+
+    def certificate(self) -> DescriptionLength:
+        return DescriptionLength(n_supports(len(self.features), self.max_size, signs=self.signs))
+
+    def required_columns(self) -> dict[str, tuple]:
+        """``{"target": (target,), "features": features}``: checked before the data are touched."""
+        return _model_columns(self.target, self.features)
+
+    def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
+        from .randomized_response import lasso_active_set
+
+        x, y, feats = _design(data, self.target, self.features)
+        omega = _draw(x.shape[0], float(self.noise_sd), rng)
+        fit, active = lasso_active_set(x, y + omega, self.lam)
+        coef = fit.beta
+        truncated = active.size > self.max_size
+        if truncated:
+            keep = np.argsort(-np.abs(coef[active]), kind="stable")[: self.max_size]
+            active = np.sort(active[keep])
+        if self.signs:
+            value: Any = tuple((feats[j], int(np.sign(coef[j]))) for j in active)
+        else:
+            value = tuple(feats[j] for j in active)
+        return Selection(value=value, certificate=self.certificate(), label=self.label,
+                         details={"lam": self.lam, "max_size": self.max_size, "n_features": len(feats),
+                                  "sigma": self.sigma, "noise_sd": self.noise_sd, "truncated": bool(truncated),
+                                  "randomization": omega,
+                                  "solver": "selective.conditional.solve_lasso on y + randomization"})
+
+
+@dataclass(frozen=True, slots=True)
+class RandomizedForwardStepwise:
+    r"""``steps`` steps of forward stepwise regression (with intercept) on the randomized
+    response :math:`y+\omega`, :math:`\omega\sim N(0,\text{noise\_sd}^2 I)`; the ordered path.
+
+    The path is :func:`selective.conditional.forward_stepwise`'s (the one
+    :func:`~selective.conditional.randomized_stepwise_inference` conditions on). Certificate
+    ``DescriptionLength(p!/(p-s)!)`` as :class:`~selective.selectors.ForwardStepwise`.
+    ``sigma`` and ``noise_sd`` as :class:`RandomizedLassoSupport`.
+    """
+
+    target: Any
+    features: tuple
+    steps: int
+    sigma: float
+    noise_sd: float | None = None
+    label: str = "randomized forward stepwise"
+
+    def __post_init__(self) -> None:
+        feats = _features(self.target, self.features)
+        object.__setattr__(self, "features", feats)
+        object.__setattr__(self, "steps", check_int("steps", self.steps, low=1, high=len(feats)))
+        sigma, noise_sd = _noise(self.sigma, self.noise_sd)
+        object.__setattr__(self, "sigma", sigma)
+        object.__setattr__(self, "noise_sd", noise_sd)
+        _check_label(self.label)
+
+    def certificate(self) -> DescriptionLength:
+        return DescriptionLength(n_ordered_topk(len(self.features), self.steps))
+
+    def required_columns(self) -> dict[str, tuple]:
+        """``{"target": (target,), "features": features}``: checked before the data are touched."""
+        return _model_columns(self.target, self.features)
+
+    def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
+        from .stepwise import forward_stepwise
+
+        x, y, feats = _design(data, self.target, self.features)
+        omega = _draw(x.shape[0], float(self.noise_sd), rng)
+        path = forward_stepwise(x, y + omega, maxsteps=self.steps, intercept=True)
+        if path.n_steps < self.steps:
+            raise ValueError(f"forward stepwise on the randomized response stopped after {path.n_steps} steps, fewer "
+                             f"than `steps` = {self.steps} (the remaining features are linearly dependent).")
+        value = tuple(feats[int(j)] for j in path.action[: self.steps])
+        return Selection(value=value, certificate=self.certificate(), label=self.label,
+                         details={"steps": self.steps, "n_features": len(feats), "sigma": self.sigma,
+                                  "noise_sd": self.noise_sd, "randomization": omega})
