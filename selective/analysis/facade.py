@@ -464,11 +464,8 @@ class Analysis:
             A TopK, NoisyTopK or SparseVectorScreen selection of this analysis that chose the
             column ``spec`` tests: the report adds the p-value and interval conditional on it
             (winners, THEORY.md 3.9; DP screens with their noise law, 3.12), shown when the
-            screen is the only step and its normal tails are trusted (``conditional_rows``).
-            Or a :class:`~selective.conditional.RandomizedLassoSupport` /
-            :class:`~selective.conditional.RandomizedForwardStepwise` selection, with ``spec`` an
-            OLS ``CoefficientTest`` of the target on exactly the selected features: the exact
-            conditional column of carving (3.13, ``carving_rows``).
+            screen is the only step and its normal tails are trusted (``conditional_rows``). After
+            a randomized lasso / stepwise step: carving (3.13, ``carving_rows``).
 
         On Dask data only the columns the spec names
         (:func:`~selective.analysis.sources.spec_columns`) are collected, once, within

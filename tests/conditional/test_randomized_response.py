@@ -226,7 +226,7 @@ def test_reproducible_and_records_the_noise():
     (dict(sigma=1.0, randomization=np.ones(50)), "`noise_sd` must be given with `randomization`"),
     (dict(sigma=1.0, noise_sd=1.0, randomization=np.full(50, 2.0)), "does not look drawn from N"),
     (dict(sigma=1.0, noise_sd=1.0, randomization=np.full(50, 0.3)), "does not look drawn from N"),
-    (dict(sigma=1.0, alternative="greater"), "`alternative`"),
+    (dict(sigma=1.0, alternative="upper"), "`alternative`"),
     (dict(sigma=1.0, alpha=1.5), "`alpha`"),
 ])
 def test_errors_name_the_argument(kwargs, match):
