@@ -905,3 +905,57 @@ column = "{selected}"
     assert code == 0 and "verified" in out, err
     code, _, err = run(["analyze", work / "missing.parquet", "--plan", plan, "--quiet"], capsys)
     assert code == 2 and "does not exist" in err
+
+
+CARVING_PLAN = """
+[analysis]
+alpha = 0.05
+seed = 8
+
+[[select]]
+selector = "randomized_lasso"
+target = "y"
+candidates_like = "x*"
+lam = 20.0
+max_size = 6
+sigma = 1.0
+
+[[test]]
+kind = "ols"
+for_each = 1
+formula = "y ~ {support}"
+term = "{selected}"
+conditional = true
+"""
+
+
+def test_carving_plan_analyzes_verifies_and_catches_a_forged_conditional_cell(tmp_path, capsys):
+    """A randomized-lasso plan: the table has the carving column; verify recomputes the
+    randomization from the seed and the column from the data, so a forged conditional p-value or
+    seed is reported."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((300, 6))
+    frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(6)])
+    frame["y"] = 0.5 * x[:, 0] + 0.3 * x[:, 1] + rng.standard_normal(300)
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    plan = write_plan(tmp_path / "carve.toml", CARVING_PLAN)
+    code, out, err = run(["analyze", tmp_path / "d.csv", "--plan", plan, "--out", tmp_path / "c.md", "--quiet"],
+                         capsys)
+    assert code == 0, err
+    assert "p (conditional)" in (tmp_path / "c.md").read_text() and "carving" in (tmp_path / "c.md").read_text()
+    audit = tmp_path / "c.audit.json"
+    code, out, _ = run(["verify", audit, tmp_path / "d.csv"], capsys)
+    assert code == 0 and "verified" in out
+    rec = json.loads(audit.read_text())
+    col = rec["table"]["columns"].index("pvalue_conditional")
+    row = next(i for i, r in enumerate(rec["table"]["rows"]) if isinstance(r[col], float))
+    forged = json.loads(json.dumps(rec))
+    forged["table"]["rows"][row][col] = rec["table"]["rows"][row][col] / 2
+    write_audit(tmp_path / "forged.json", forged)
+    code, out, _ = run(["verify", tmp_path / "forged.json", tmp_path / "d.csv"], capsys)
+    assert code == 3 and "pvalue_conditional" in out
+    reseeded = json.loads(json.dumps(rec))
+    reseeded["seed"] = rec["seed"] + 1
+    write_audit(tmp_path / "reseeded.json", reseeded)
+    code, out, _ = run(["verify", tmp_path / "reseeded.json", tmp_path / "d.csv"], capsys)
+    assert code == 3

@@ -200,7 +200,8 @@ class LassoFixedLambda(_RegressionNull, Scenario):
     lam_factor: float = 1.9
     max_size: int = 8
     coefficients: tuple[float, ...] = ()
-    description: ClassVar[str] = "lasso support at fixed lambda, one selected coefficient tested (+ exact conditional, carving)"
+    description: ClassVar[str] = ("lasso support at fixed lambda, one selected coefficient tested (+ exact "
+                                  "conditional, carving)")
     default_reps: ClassVar[int] = 1000
     chunk_size: ClassVar[int] = 50
     column_labels: ClassVar[dict[str, str]] = {_ORACLE: "oracle (variable 0, no selection)",
@@ -313,7 +314,8 @@ class ForwardStepwisePath(_RegressionNull, Scenario):
     n_features: int = 30
     steps: int = 3
     coefficients: tuple[float, ...] = ()
-    description: ClassVar[str] = "forward stepwise path of s steps, first entered variable tested (+ exact conditional, carving)"
+    description: ClassVar[str] = ("forward stepwise path of s steps, first entered variable tested (+ exact "
+                                  "conditional, carving)")
     default_reps: ClassVar[int] = 1000
     chunk_size: ClassVar[int] = 50
 
