@@ -16,7 +16,7 @@ A plan makes an analysis declarative, so that ``selective analyze`` can run it a
     # sigma = 1.0
 
     [[select]]              # step 1
-    selector = "top_k"      # "top_k", "noisy_top_k" or "declared"
+    selector = "top_k"      # "top_k", "noisy_top_k", "sparse_vector", "declared", ...
     k = 3
     candidates_like = "m*"  # or candidates = ["m01", "m02", ...]
     score = "welch_t"       # see SCORES below
@@ -44,9 +44,12 @@ Scores: ``welch_t`` (``|Welch t|`` between the two ``levels`` of ``group``), ``a
 ``abs_corr`` (with ``target``), ``clipped_mean`` (absolute mean of values clipped to ±``clip``,
 sensitivity 2·clip/n) and ``signed_mean`` (see :class:`~selective.selectors.SignedMeanScore`).
 ``noisy_top_k`` (pure DP) takes ``epsilon`` and a score of known sensitivity (``clipped_mean``
-or ``signed_mean``). ``conditional = true`` conditions a test on its ``for_each`` step: on the
-ranking of a ``top_k`` step (inference on winners), or on the noisy choice of a ``noisy_top_k``
-step by ``clipped_mean`` (randomized selective inference), whose tests must test the clipped
+or ``signed_mean``); so does ``sparse_vector`` (:class:`~selective.selectors.SparseVectorScreen`:
+the candidates in their declared order, each noisy score compared with a noisy ``threshold``,
+stopping at the ``max_selected``-th crossing; no ``k``). ``conditional = true`` conditions a
+test on its ``for_each`` step: on the ranking of a ``top_k`` step (inference on winners), or on
+the noisy choice of a ``noisy_top_k`` or ``sparse_vector`` step by ``clipped_mean`` (randomized
+selective inference), whose tests must test the clipped
 mean it ranked (``kind = "z"`` or ``"one_sample_t"`` with the step's ``clip``).
 ``randomized_lasso`` (``lam``, ``max_size``) and ``randomized_stepwise`` (``steps``) select
 features among ``candidates`` (or ``candidates_like``, the ``target`` left out) for a regression
@@ -77,6 +80,7 @@ from ..accounting.composition import group_privacy
 from ..exceptions import CompositionOrderError, SelectiveWarning
 from ..selectors.base import Selection, declared_certificate
 from ..selectors.clipped_scores import ClippedMeanScores, SignedClippedMeanScores
+from ..selectors.dp import SparseVectorScreen
 from ..selectors.scores import CandidateScores, TwoGroupScores
 from ..selectors.topk import NoisyTopK, TopK
 from .facade import Analysis
@@ -172,8 +176,10 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: Any, n_rows: in
     if s["selector"] in ("randomized_lasso", "randomized_stepwise"):
         return _carving_selector(plan, i, s, data)
     cands = _candidates(plan, i, s, data)
-    if s["k"] > len(cands):
-        raise _err(plan.source, f"{where} k", f"must be at most the number of candidates ({len(cands)}); got {s['k']}.")
+    size = "max_selected" if s["selector"] == "sparse_vector" else "k"
+    if s[size] > len(cands):
+        raise _err(plan.source, f"{where} {size}", f"must be at most the number of candidates ({len(cands)}); got "
+                                                   f"{s[size]}.")
     score_name = s["score"]
     _numeric(plan, where, data, cands)
     n = n_rows
@@ -198,6 +204,10 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: Any, n_rows: in
         score = SignedClippedMeanScores(cands, group, positive, clip=float(s.get("clip", 3.0)), absolute=True)
         sens = score.sensitivity(n)
     name = score_name.replace("_", " ")
+    if s["selector"] == "sparse_vector":
+        return SparseVectorScreen(score, threshold=float(s["threshold"]), epsilon=float(s["epsilon"]),
+                                  sensitivity=sens, max_selected=s["max_selected"], candidates=cands,
+                                  label=f"sparse vector screen ({name})")
     if s["selector"] == "top_k":
         return TopK(k=s["k"], score=score, candidates=cands, ordered=s.get("ordered", False), name=name)
     return NoisyTopK(k=s["k"], epsilon=float(s["epsilon"]), sensitivity=sens, score=score, candidates=cands, name=name)

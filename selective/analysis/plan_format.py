@@ -18,7 +18,7 @@ else:  # pragma: no cover
 __all__ = ["PlanError", "Plan", "load_plan", "parse_plan", "TEST_KINDS", "SCORES", "SELECTORS", "ANALYSIS_FIELDS",
            "FISSION_FIELDS"]
 
-SELECTORS = ("top_k", "noisy_top_k", "declared", "randomized_lasso", "randomized_stepwise")
+SELECTORS = ("top_k", "noisy_top_k", "sparse_vector", "declared", "randomized_lasso", "randomized_stepwise")
 #: selectors of a regression model on a randomized response (carving), and their numeric fields
 _CARVING = {"randomized_lasso": ("lam", "max_size"), "randomized_stepwise": ("steps",)}
 SCORES = ("welch_t", "abs_mean", "abs_corr", "clipped_mean", "signed_mean")
@@ -61,6 +61,8 @@ ANALYSIS_FIELDS = ("alpha", "seed", "n_candidates", "budget_bits", "budget_beta"
 _SELECT_FIELDS = {
     "top_k": ("selector", "label", "k", "candidates", "candidates_like", "score", "ordered"),
     "noisy_top_k": ("selector", "label", "k", "candidates", "candidates_like", "score", "epsilon"),
+    "sparse_vector": ("selector", "label", "candidates", "candidates_like", "score", "epsilon", "threshold",
+                      "max_selected"),
     "declared": ("selector", "label", "value", "certificate"),
     "randomized_lasso": ("selector", "label", "target", "candidates", "candidates_like", "lam", "max_size", "sigma",
                          "noise_sd"),
@@ -225,17 +227,21 @@ def _parse_select(source: str, i: int, s: dict[str, Any], n_select: int) -> None
         _parse_carving(source, where, s, sel)
         return
     score = s.get("score")
-    allowed_scores = _DP_SCORES if sel == "noisy_top_k" else SCORES
+    allowed_scores = _DP_SCORES if sel in ("noisy_top_k", "sparse_vector") else SCORES
     if score not in allowed_scores:
         raise _err(source, f"{where} score", f"must be one of {', '.join(allowed_scores)}; got {brief(score)}.")
     _check_fields(source, where, s, _SELECT_FIELDS[sel] + _SCORE_FIELDS[score],
                   f"for selector {sel!r} with score {score!r}")
-    k = s.get("k")
-    _want(source, where, "k", s, isinstance(k, int) and not isinstance(k, bool) and k >= 1, "an integer >= 1")
+    size = "max_selected" if sel == "sparse_vector" else "k"
+    k = s.get(size)
+    _want(source, where, size, s, isinstance(k, int) and not isinstance(k, bool) and k >= 1, "an integer >= 1")
+    if sel == "sparse_vector":
+        t = s.get("threshold")
+        _want(source, where, "threshold", s, _is_number(t) and math.isfinite(t), "a finite number")
     _candidate_fields(source, where, s)
     if "ordered" in s:
         _want(source, where, "ordered", s, isinstance(s["ordered"], bool), "true or false (a TOML boolean)")
-    if sel == "noisy_top_k":
+    if sel in ("noisy_top_k", "sparse_vector"):
         e = s.get("epsilon")
         _want(source, where, "epsilon", s, _is_number(e) and math.isfinite(e) and e > 0,
               "a finite positive number (nats)")

@@ -109,3 +109,31 @@ def test_clip_of_a_one_sample_test():
             OneSampleZTest(column="v", clip=bad)
     with pytest.raises(ValueError, match=r"`value` must lie strictly inside \(-clip, clip\)"):
         OneSampleZTest(column="v", clip=1.0, value=1.0)
+
+
+def test_a_sparse_vector_plan_step_gives_the_column_of_the_analysis_route():
+    """``selector = "sparse_vector"`` in a plan is the SparseVectorScreen of the same score, and
+    its conditional tests get the randomized column the Analysis route gives; a plan asking for
+    more crossings than candidates, or with a ``k``, is refused naming the field."""
+    from selective.analysis.plan import parse_plan, run_plan
+    from selective.analysis.plan_format import PlanError
+    from selective.selectors import SparseVectorScreen
+
+    frame = _frame(np.random.default_rng(8), n=600, shift=0.3)
+    block = {"selector": "sparse_vector", "candidates": COLS, "score": "clipped_mean", "clip": CLIP,
+             "threshold": 0.15, "epsilon": 1.0, "max_selected": 2}
+    plan = {"analysis": {"seed": 12}, "select": [block],
+            "test": [{"kind": "z", "for_each": 1, "column": "{selected}", "clip": CLIP, "conditional": True}]}
+    a = run_plan(parse_plan(plan), frame)
+    got = a.report().frame
+    score = ClippedMeanScores(COLS, clip=CLIP, absolute=True)
+    screen = SparseVectorScreen(score, threshold=0.15, epsilon=1.0, sensitivity=score.sensitivity(600),
+                                max_selected=2, candidates=COLS)
+    sel, want = _run(frame, 12, lambda c: OneSampleZTest(column=c, clip=CLIP), screen)
+    assert a.selections[0].value == sel.value and len(sel.value) >= 1
+    assert "sparse vector screen" in got.note.iloc[0]
+    pd.testing.assert_series_equal(got.pvalue_conditional, want.pvalue_conditional)
+    with pytest.raises(PlanError, match="max_selected"):
+        run_plan(parse_plan({**plan, "select": [{**block, "max_selected": 11}]}), frame)
+    with pytest.raises(PlanError, match="unknown"):
+        parse_plan({**plan, "select": [{**block, "k": 1}]})
