@@ -144,6 +144,8 @@ def verdicts(results: dict[str, SimulationResult], *, levels: Sequence[float] = 
 #: Columns that are baselines of the power table, not routes of the package: data splitting and
 #: fission (they test on data the exploration did not see) and the oracle (no selection at all).
 BASELINES = ("pvalue_split", "pvalue_fission", "pvalue_oracle")
+#: the columns every scenario has: the summary tables give each its own column, the others share one
+_STANDARD = PVALUE_COLUMNS[:6]
 
 
 def power_table(results: dict[str, SimulationResult], *, alpha: float = 0.05,
@@ -220,13 +222,17 @@ def _power_section(results: dict, power: pd.DataFrame, columns: list, labels: di
     """The power of every column at ``a0`` in the scenarios with real effects (rows: scenarios)."""
     if power.empty:
         return []
-    keep = [c for c in columns if c in set(power.column)]
+    keep = [c for c in columns if c in set(power.column) and c in _STANDARD]
     best = best_route(power)
     lines = []
     for name, g in power.groupby("scenario", sort=False):
         by = g.set_index("column")
-        cells = ["" if c not in by.index else
-                 _cell(float(by.loc[c, "rate"])) + ("" if by.loc[c, "valid"] else " (not valid)") for c in keep]
+
+        def cell(c, by=by):
+            return _cell(float(by.loc[c, "rate"])) + ("" if by.loc[c, "valid"] else " (not valid)")
+
+        cells = ["" if c not in by.index else cell(c) for c in keep]
+        cells.append("; ".join(f"{_md(labels.get(c, c))} {cell(c)}" for c in by.index if c not in _STANDARD))
         b = best.loc[name]
         top = "none" if not b.column else f"{_md(b.method)}: {_cell(b.rate)}"
         verdict = "" if not b.column or math.isnan(b.split) else (" (at least splitting)" if b.at_least_split
@@ -243,8 +249,9 @@ def _power_section(results: dict, power: pd.DataFrame, columns: list, labels: di
            "the power of data splitting.**", ""]
     if figure:
         out += [f"![Power of every column at alpha = {a0:g}, with Monte-Carlo intervals]({figure})", ""]
-    out += ["| scenario | reps | " + " | ".join(_md(labels.get(c, c)) for c in keep) + " | most powerful valid route |",
-            "|---|---:|" + "---:|" * len(keep) + "---|", *lines, ""]
+    out += ["| scenario | reps | " + " | ".join(_md(labels.get(c, c)) for c in keep)
+            + " | scenario-specific columns | most powerful valid route |",
+            "|---|---:|" + "---:|" * len(keep) + "---|---|", *lines, ""]
     return out
 
 
@@ -318,26 +325,28 @@ def release_table(results: dict[str, SimulationResult], *, command: str, seed: A
     columns = [c for c in PVALUE_COLUMNS if c in set(table.column)]
     columns += [c for c in dict.fromkeys(table.column) if c not in columns]
     labels = dict(zip(table.column, table.method, strict=True))
+    standard = [c for c in columns if c in _STANDARD]
     out += [f"## Summary: type-I error at alpha = {a0:g}", "",
-            "| scenario | reps | " + " | ".join(_md(labels[c]) for c in columns) + " |",
-            "|---|---:|" + "---:|" * len(columns)]
+            "The columns every scenario has, then the scenario's own (exact conditional, randomized, carving, "
+            "fission, oracle, diagnostics), each with its rate.", "",
+            "| scenario | reps | " + " | ".join(_md(labels[c]) for c in standard) + " | scenario-specific columns |",
+            "|---|---:|" + "---:|" * len(standard) + "---|"]
     for name, res in results.items():
         mine = table[table.scenario == name].set_index("column")
-        cells = []
-        for c in columns:
-            if c not in mine.index:
-                cells.append("")
-                continue
+
+        def cell(c, mine=mine, res=res):
             v = mine.loc[c]
             if v.verdict == "withheld":
-                cells.append("withheld")
-                continue
+                return "withheld"
             try:
                 rate = _cell(float(res.rate(c, alpha=a0).rate))
             except KeyError:
                 rate = "n/a"
-            mark = {"holds": "", "FAILS": " **FAILS**"}.get(v.verdict, " (not valid)")
-            cells.append(rate + mark)
+            return rate + {"holds": "", "FAILS": " **FAILS**"}.get(v.verdict, " (not valid)")
+
+        cells = ["" if c not in mine.index else cell(c) for c in standard]
+        own = [c for c in columns if c in mine.index and c not in _STANDARD]
+        cells.append("; ".join(f"{_md(labels[c])} {cell(c)}" for c in own))
         out.append(f"| {_md(name)} | {res.n_reps} | " + " | ".join(cells) + " |")
     out.append("")
     out += _power_section(results, power_table(results, alpha=a0, levels=levels, failure_p=failure_p), columns,

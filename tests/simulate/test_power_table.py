@@ -98,3 +98,21 @@ def test_a_run_at_another_alpha_is_judged_and_tabled_at_it_too(tmp_path, capsys)
     assert code == 0
     assert "hold their level at alpha 0.05, 0.01, 0.001" in capsys.readouterr().out
     assert "| type I at 0.05 [CI] | type I at 0.01 [CI] | type I at 0.001 [CI] |" in out.read_text()
+
+
+def test_summary_tables_keep_one_column_per_shared_route_and_list_the_others():
+    """The summaries have the six columns every scenario has plus one cell listing the scenario's
+    own columns with their rates (the table does not grow with the library)."""
+    res = validate(["lasso_support", "lasso_support_signal"], n_reps=20, progress=False, seed=3)
+    text = release_table(res, command="selective validate", seed=3)
+    summary = text[text.index("## Summary"):text.index("## Power")]
+    power = text[text.index("## Power"):text.index("## lasso_support\n")]
+    header = next(line for line in summary.splitlines() if line.startswith("| scenario"))
+    assert header.count("|") == 2 + 6 + 2 and header.endswith("| scenario-specific columns |")
+    row = next(line for line in summary.splitlines() if line.startswith("| lasso_support |"))
+    rate = res["lasso_support"].rate("pvalue_carving", alpha=0.05).rate
+    assert f"carving (selection on y + N(0, 1) noise, exact conditional on all rows) {rate:.3f}" in row
+    prow = next(line for line in power.splitlines() if line.startswith("| lasso_support_signal |"))
+    oracle = res["lasso_support_signal"].rate("pvalue_oracle", measure="power", alpha=0.05).rate
+    assert f"oracle (variable 0, no selection) {oracle:.3f}" in prow
+    assert next(line for line in power.splitlines() if line.startswith("| scenario")).count("|") == 2 + 6 + 3
