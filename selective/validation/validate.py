@@ -149,7 +149,8 @@ _STANDARD = PVALUE_COLUMNS[:6]
 
 
 def power_table(results: dict[str, SimulationResult], *, alpha: float = 0.05,
-                levels: Sequence[float] = VALIDITY_LEVELS, failure_p: float = FAILURE_P) -> pd.DataFrame:
+                levels: Sequence[float] = VALIDITY_LEVELS, failure_p: float = FAILURE_P,
+                measure: str = "power") -> pd.DataFrame:
     """The power of every column at ``alpha`` in the scenarios with real effects, as a tidy frame.
 
     One row per (scenario, column) where the column tested a real effect at least once and is not
@@ -166,11 +167,19 @@ def power_table(results: dict[str, SimulationResult], *, alpha: float = 0.05,
         The level of the power (one of the results' levels).
     levels, failure_p
         As for :func:`verdicts` (they decide which columns are valid).
+    measure : {"power", "discovery_rate"}
+        ``"power"``: rejections among the column's tests of a real effect (conditional on
+        testing one; withheld cells are not tests). ``"discovery_rate"``: correct rejections per
+        test slot of every replication (a withheld cell, a null selected or nothing selected
+        counts as no discovery), which compares routes whose selections differ. The rows are
+        the same for both.
 
     Returns
     -------
     pandas.DataFrame
     """
+    if measure not in ("power", "discovery_rate"):
+        raise ValueError(f"`measure` must be 'power' or 'discovery_rate'; got {measure!r}.")
     table = verdicts(results, levels=levels, failure_p=failure_p)
     rows = []
     for name, res in results.items():
@@ -183,6 +192,8 @@ def power_table(results: dict[str, SimulationResult], *, alpha: float = 0.05,
             verdict = mine.loc[c, "verdict"] if c in mine.index else ""
             if not r.n_trials or verdict == "withheld":
                 continue
+            if measure != "power":
+                r = res.rate(c, measure=measure, alpha=alpha)
             rows.append({"scenario": name, "column": c,
                          "method": mine.loc[c, "method"] if c in mine.index else COLUMN_LABELS.get(c, c),
                          "valid": verdict in ("holds", "no null trials"), "baseline": c in BASELINES,
@@ -217,9 +228,23 @@ def best_route(power: pd.DataFrame) -> pd.DataFrame:
                                   columns=["column", "method", "rate", "split", "at_least_split"])
 
 
+_POWER_TEXT = (
+    "Share of a column's tests of a real effect that rejected (among the replications in which the column "
+    "tested a real effect; a withheld cell or the test of a null hypothesis is not counted), in the scenarios "
+    "that have real effects; a column that is not valid is marked so (its power is not a merit). Data splitting "
+    "and data fission test on data the exploration did not see; the oracle tests the true effect without any "
+    "selection. The last column names the most powerful valid route of the package (not the naive test, not "
+    "one of these baselines).")
+_DISCOVERY_TEXT = (
+    "Correct rejections per test slot of every replication: a withheld cell, the test of a null hypothesis or "
+    "no selection count as no discovery. Routes that select differently (data splitting selects on part of the "
+    "rows, carving on a noisier response) are compared on the same footing here; the power above conditions "
+    "on having tested a real effect.")
+
+
 def _power_section(results: dict, power: pd.DataFrame, columns: list, labels: dict, a0: float,
-                   figure: str | None) -> list[str]:
-    """The power of every column at ``a0`` in the scenarios with real effects (rows: scenarios)."""
+                   figure: str | None, measure: str = "power") -> list[str]:
+    """The power (or discovery rate) of every column at ``a0`` in the scenarios with real effects."""
     if power.empty:
         return []
     keep = [c for c in columns if c in set(power.column) and c in _STANDARD]
@@ -239,14 +264,11 @@ def _power_section(results: dict, power: pd.DataFrame, columns: list, labels: di
                                                                    else " (**below splitting**)")
         lines.append(f"| {_md(name)} | {results[name].n_reps} | " + " | ".join(cells) + f" | {top}{verdict} |")
     n_ok = int(best.at_least_split.sum())
-    out = [f"## Power at alpha = {a0:g}", "",
-           "Share of the replications in which a column rejected a hypothesis with a real effect, in the "
-           "scenarios that have real effects; a column that is not valid is marked so (its power is not a "
-           "merit). Data splitting and data fission test on data the exploration did not see; the oracle tests "
-           "the true effect without any selection. The last column names the most powerful valid route of the "
-           "package (not the naive test, not one of these baselines).", "",
+    what = "power" if measure == "power" else "discovery rate"
+    out = [f"## {what.capitalize()} at alpha = {a0:g}", "",
+           _POWER_TEXT if measure == "power" else _DISCOVERY_TEXT, "",
            f"**In {n_ok} of {len(best)} scenario(s) with real effects the most powerful valid route has at least "
-           "the power of data splitting.**", ""]
+           f"the {what} of data splitting.**", ""]
     if figure:
         out += [f"![Power of every column at alpha = {a0:g}, with Monte-Carlo intervals]({figure})", ""]
     out += ["| scenario | reps | " + " | ".join(_md(labels.get(c, c)) for c in keep)
@@ -351,6 +373,9 @@ def release_table(results: dict[str, SimulationResult], *, command: str, seed: A
     out.append("")
     out += _power_section(results, power_table(results, alpha=a0, levels=levels, failure_p=failure_p), columns,
                           labels, a0, power_figure)
+    out += _power_section(results, power_table(results, alpha=a0, levels=levels, failure_p=failure_p,
+                                               measure="discovery_rate"), columns, labels, a0, None,
+                          measure="discovery_rate")
     for name, res in results.items():
         sc = get_scenario(name) if name in SCENARIOS else None
         pos = order.index(name) if name in order else None

@@ -116,3 +116,22 @@ def test_summary_tables_keep_one_column_per_shared_route_and_list_the_others():
     oracle = res["lasso_support_signal"].rate("pvalue_oracle", measure="power", alpha=0.05).rate
     assert f"oracle (variable 0, no selection) {oracle:.3f}" in prow
     assert next(line for line in power.splitlines() if line.startswith("| scenario")).count("|") == 2 + 6 + 3
+
+
+def test_discovery_rate_table_reads_the_results_and_has_its_section(results):
+    """The discovery rate counts correct rejections per slot of every replication: never above the
+    power's numerator share, rows the same as the power table's, and its own release section."""
+    pw = power_table(results)
+    dr = power_table(results, measure="discovery_rate")
+    assert list(dr.column) == list(pw.column)
+    res = results["topk_signal"]
+    for _, row in dr.iterrows():
+        r = res.rate(row.column, measure="discovery_rate", alpha=0.05)
+        assert row.rate == r.rate and row.n_trials == r.n_trials
+    assert (dr.set_index("column").rate <= pw.set_index("column").rate + 1e-12).all()
+    with pytest.raises(ValueError, match="`measure` must be 'power' or 'discovery_rate'; got 'fwer'"):
+        power_table(results, measure="fwer")
+    text = release_table(results, command="selective validate", seed=11)
+    section = text[text.index("## Discovery rate at alpha = 0.05"):text.index("## preregistered")]
+    best = best_route(dr).loc["topk_signal"]
+    assert f"{best.method}: {best.rate:.3f}" in section and "the discovery rate of data splitting" in section
