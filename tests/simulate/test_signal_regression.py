@@ -40,7 +40,7 @@ ALPHA = 0.05
 # name: (scenario, replications, seed, power floors by column; pilot power)
 SIGNALS = {
     # pilots (2,000 reps): lasso naive 0.99, split 0.61, conditional 0.58, oracle 0.89; stepwise naive 1.00,
-    # split 0.63, conditional 0.37, oracle 0.89; carving (400 reps): lasso 0.78, stepwise 0.73
+    # split 0.63, conditional 0.37, oracle 0.89; carving (400 reps): lasso 0.76 (lambda scaled), stepwise 0.73
     "lasso_support_signal": (
         lambda: LassoFixedLambda(name="lasso_support_signal", coefficients=(0.33, 0.33, 0.33)), 1000, 11,
         {"pvalue_naive": 0.9, "pvalue_split": 0.4, "pvalue_conditional": 0.35, "pvalue_oracle": 0.75,
@@ -70,9 +70,9 @@ def test_regression_signal_variant_holds_alpha_and_finds_the_effects(name):
         assert_rate_at_most(row.n_events, row.n_trials, ALPHA)
     for col, floor in floors.items():
         pw = res.rate(col, "power")
-        # real effects are tested in most replications; the carving lasso (the same lambda on the noisier
-        # y + omega) selects more noise variables: measured 43% real
-        assert pw.n_trials >= (0.3 if col == "pvalue_carving" and "lasso" in name else 0.5) * n_reps
+        # real effects are tested in most replications (the carving lasso's lambda is scaled to the noise of
+        # y + omega: measured 59% real, 400 reps; unscaled it was 34%)
+        assert pw.n_trials >= 0.5 * n_reps
         assert_rate_at_least(pw.n_events, pw.n_trials, floor)
 
 

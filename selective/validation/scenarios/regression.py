@@ -175,7 +175,9 @@ class LassoFixedLambda(_RegressionNull, Scenario):
     cut); Bonferroni over the :math:`\sum_j j\binom pj` (support, variable) pairs; data
     splitting with the lasso at :math:`\lambda` = ``lam_factor`` :math:`\sqrt{n_s}` on the
     selection rows. Nothing is tested when the support is empty. Carving (``pvalue_carving``):
-    the lasso at the same :math:`\lambda` on :math:`y+\omega`, :math:`\omega\sim N(0, I)`, one of
+    the lasso at :math:`\lambda` = ``lam_factor`` :math:`\sqrt{2n}` (the noise of :math:`y+\omega`
+    has sd :math:`\sqrt2`: the same strictness as :math:`\lambda` on y and as data splitting's on
+    its rows) on :math:`y+\omega`, :math:`\omega\sim N(0, I)`, one of
     its selected variables drawn uniformly, and its exact p-value given that selection from all of
     y (:func:`selective.conditional.randomized_lasso_inference`; its slot is null iff the variable
     it tested is a noise variable).
@@ -264,7 +266,9 @@ class LassoFixedLambda(_RegressionNull, Scenario):
                 tested_s[i] = es[ks]
             if self.coefficients:
                 po[i] = self.oracle(x, y)
-            lam, omega = self.lam_factor * math.sqrt(self.n_obs), self.carving_noise(g)
+            # y + omega has noise sd sqrt(2): lambda scaled by sqrt(2) selects as strictly as lambda on y (and as
+            # data splitting's lambda on its rows), instead of letting more noise variables in
+            lam, omega = self.lam_factor * math.sqrt(2.0 * self.n_obs), self.carving_noise(g)
             support = randomized_lasso_inference(x, y, lam, sigma=1.0, noise_sd=1.0, randomization=omega,
                                                  targets=()).extra["selected"]
             if support.size:  # one selected variable, drawn independently of the data
