@@ -480,3 +480,27 @@ def test_candidate_scores_object_declares_its_columns():
     sel = a.select(TopK(k=1, score=CandidateScores(cands, kind="t", absolute=True), candidates=cands))
     expected = data[list(cands)].mean() / (data[list(cands)].std() / np.sqrt(len(data)))
     assert sel.value == (expected.abs().idxmax(),) and a.ledger.certificates == (DescriptionLength(3),)
+
+
+def test_a_frame_edited_in_place_after_the_analysis_started_is_refused():
+    """The selections were made on the values the Analysis was given: an in-place edit (a new
+    column, a changed value) is refused at the next step and at report(), naming what to do."""
+    import warnings
+
+    from selective.hypotheses import OneSampleTTest
+    from selective.selectors import CandidateScores
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(rng.normal(size=(50, 4)), columns=list("abcd"))
+    a = Analysis(frame, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sel = a.select(TopK(k=1, score=CandidateScores(list("abcd"), kind="mean", absolute=True),
+                            candidates=list("abcd")))
+    a.test(OneSampleTTest(column=sel.value[0]))
+    a.report()                                    # unchanged: fine
+    frame["e"] = 1.0
+    with pytest.raises(ValueError, match=r"modified in place .*found at report.*Analysis\(df.copy\(\)"):
+        a.report()
+    del frame["e"]
+    assert a.report() is not None                 # the same values again: the digest matches

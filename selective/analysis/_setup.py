@@ -43,3 +43,24 @@ def child_seed(rng: np.random.Generator) -> np.random.SeedSequence:
     if isinstance(seq, np.random.SeedSequence):
         return seq.spawn(1)[0]
     return np.random.SeedSequence(2026)  # a Generator without a seed sequence: a fixed, documented stream
+
+
+def frame_digest(data: Any) -> int | None:
+    """A digest of an in-memory frame's labels, dtypes and values (pandas' row hashes), or None
+    for Dask data and for values pandas cannot hash (then nothing is checked)."""
+    if is_dask_frame(data):
+        return None
+    try:
+        rows = pd.util.hash_pandas_object(data, index=True).to_numpy()
+    except (TypeError, ValueError):
+        return None
+    return hash((rows.tobytes(), tuple(map(repr, data.columns)), tuple(map(str, data.dtypes))))
+
+
+def check_unchanged(data: Any, digest: int | None, where: str) -> None:
+    """Raise when ``data`` no longer has the digest it had when the analysis was created: a
+    selection made on other values would be reported as if made on these."""
+    if digest is not None and frame_digest(data) != digest:
+        raise ValueError(f"`data` was modified in place after the Analysis was created (found at {where}): the "
+                         "selections and tests would be about different values. Prepare the data first, then "
+                         "create the Analysis (or give it a copy: Analysis(df.copy(), ...)).")

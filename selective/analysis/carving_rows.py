@@ -116,8 +116,11 @@ def link_carving(spec: Any, selection: Any, step: int, selector: Any) -> Carving
     except Exception as exc:  # patsy's errors and ours
         raise ValueError(f"`conditional_on`: the formula {spec.formula!r} must be {want}: {exc}.") from None
     chosen = _names(selection)
-    if lhs != [selector.target] or sorted(map(str, rhs)) != sorted(map(str, chosen)) or len(rhs) != len(chosen) \
-            or not intercept:
+    odd = [c for c in [selector.target, *chosen] if not isinstance(c, str)]
+    if odd:
+        raise ValueError(f"`conditional_on`: a formula names columns by strings, and the columns {odd!r} are not "
+                         "strings; give the data string column labels.")
+    if lhs != [selector.target] or set(rhs) != set(chosen) or not intercept:
         raise ValueError(f"`conditional_on`: the formula must be {want}, with an intercept; got {spec.formula!r}.")
     feature = _column_of(spec.term)
     if feature not in chosen:
@@ -197,7 +200,7 @@ def _fill(cell: dict, link: CarvingLink, data: pd.DataFrame, alpha: float, cache
         path = forward_stepwise(x, y + omega, maxsteps=sel.steps, intercept=True)
         order = [feats[int(j)] for j in path.action[: sel.steps]]
     chosen = _names(selection)
-    if (sorted(map(str, order)) if lasso else order) != (sorted(map(str, chosen)) if lasso else chosen):
+    if (set(order) != set(chosen) or len(order) != len(chosen)) if lasso else order != chosen:
         return "conditional withheld: the selection recomputed from the rows and the recorded randomization differs"
     pos = order.index(link.feature)
     key = ("carving", id(selection), link.feature, link.value, link.alternative, alpha)

@@ -30,7 +30,7 @@ from ..selectors.base import (
     missing_columns,
 )
 from ._on_dask import DaskScored
-from ._setup import budget_kwargs, child_seed, units_of
+from ._setup import budget_kwargs, check_unchanged, child_seed, frame_digest, units_of
 from .conditional_rows import conditional_cells, link_winners
 from .fission_mode import fission_cells, split_frames
 from .report import CorrectedTable
@@ -126,7 +126,7 @@ class Analysis:
             dup = list(dict.fromkeys(data.columns[data.columns.duplicated()]))
             raise ValueError(f"`data` has more than one column labelled {dup[:5]!r}; column labels must be unique "
                              "(a selector reading such a column would get several).")
-        self._data = data
+        self._data, self._digest = data, frame_digest(data)  # in-place edits are refused (check_unchanged)
         self._collected: pd.DataFrame | None = None  # Dask data: the columns collected for the tests
         self.alpha = check_probability("alpha", alpha, closed="neither")
         self.n_candidates = None if n_candidates is None else check_int("n_candidates", n_candidates, low=1)
@@ -141,8 +141,7 @@ class Analysis:
         self.ledger = Ledger(self.n_units, budget_bits=budget_bits, budget_beta=budget_beta,
                              budget_epsilon=budget_epsilon)
         self._preregistered: tuple | None = None
-        # resampling versions of the tests draw from their own stream, so that report() gives the
-        # same table at every call and the selectors' draws do not depend on it
+        # tests' resampling has its own stream: report() is the same at every call, selectors unaffected
         self._test_seed = child_seed(self._rng)
         self._trust_cache: dict = {}
         self._selections: list[Selection] = []
@@ -365,6 +364,7 @@ class Analysis:
             raise TypeError(f"`{type(selector).__name__}.certificate()` must return a certificate (PureDP, ApproxDP, "
                             f"ZCDP, DescriptionLength, MaxInfo, MutualInfo); got {declared_rows!r}.")
         declared = None if declared_rows is None else self._unit_certificate(declared_rows)
+        check_unchanged(self._data, self._digest, "select")
         problem = missing_columns(self._data, declared_columns(selector))
         if problem:
             raise ValueError(f"{problem} Nothing was recorded: the data were not touched.")
@@ -502,6 +502,7 @@ class Analysis:
         a = self.alpha if alpha is None else check_probability("alpha", alpha, closed="neither")
         if adjust is not None:
             check_choice("adjust", adjust, ADJUST_METHODS)
+        check_unchanged(self._data, self._digest, "report")
         if not self._tests:
             raise ValueError("no test has been run: call Analysis.test(spec) before report().")
         totals = self.ledger.totals()
@@ -531,7 +532,6 @@ class Analysis:
         return build_table(results, totals, corr, alpha=a, n_candidates=self.n_candidates, adjust=adjust,
                            ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size, trust=trust,
                            conditional=conditional, fission=fission)
-
 
     def _rows_for(self, spec: Any) -> pd.DataFrame:
         """The collected columns of Dask data, with those ``spec`` names added (within the limit)."""

@@ -57,7 +57,8 @@ of ``target`` on a randomized response, with the declared error sd ``sigma`` (an
 randomization's ``noise_sd``, default ``sigma``):
 :class:`~selective.conditional.RandomizedLassoSupport`,
 :class:`~selective.conditional.RandomizedForwardStepwise`. Their tests are ``kind = "ols"`` with
-``formula = "y ~ {support}"`` and ``term = "{selected}"``; ``conditional = true`` adds the exact
+``formula = "y ~ {support}"`` and ``term = "{selected}"`` (in these two fields a name that is not
+an identifier is filled in as ``Q("name")``); ``conditional = true`` adds the exact
 conditional column of carving (:mod:`selective.analysis.carving_rows`).
 ``declared`` records a selection made elsewhere: its ``value`` and its
 ``certificate`` (a table with ``kind`` = "pure_dp", "approx_dp", "zcdp", "description_length",
@@ -68,6 +69,7 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import keyword
 import sys
 import warnings
 from typing import Any
@@ -235,6 +237,18 @@ def _carving_selector(plan: Plan, i: int, s: dict[str, Any], data: Any):
     return RandomizedForwardStepwise(target, feats, steps=s["steps"], **common)
 
 
+#: test fields that are (parts of) formulas: a name filled into them is quoted unless it is an identifier
+_FORMULA_KEYS = ("formula", "term")
+
+
+def _quoted(name: str) -> str:
+    """``name`` as a formula names a column: bare when it is an identifier, else ``Q("name")``
+    (statsmodels then calls the coefficient ``Q("name")`` too)."""
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    return f'Q("{name}")' if '"' not in name else f"Q('{name}')"
+
+
 def _fill(value: Any, selected: str | None, support: str | None = None) -> Any:
     if selected is None:
         return value
@@ -258,11 +272,12 @@ except ImportError:  # pragma: no cover - patsy comes with statsmodels
 def _build_specs(plan: Plan, i: int, t: dict[str, Any], chosen: dict[int, tuple]) -> list[Any]:
     cls, fixed = _test_kinds()[t["kind"]]
     items = [None] if t.get("for_each") is None else list(chosen[t["for_each"]])
-    support = " + ".join(map(str, items)) if items != [None] else None
+    support = " + ".join(_quoted(str(i)) for i in items) if items != [None] else None
     specs = []
     for item in items:
         name = None if item is None else str(item)
-        kwargs = {k: _fill(v, name, support) for k, v in t.items() if k not in ("kind", "for_each", "conditional")}
+        kwargs = {k: _fill(v, _quoted(name) if k in _FORMULA_KEYS and name is not None else name, support)
+                  for k, v in t.items() if k not in ("kind", "for_each", "conditional")}
         kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kwargs.items()}
         try:
             specs.append(cls(**kwargs, **fixed))

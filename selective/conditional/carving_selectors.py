@@ -17,12 +17,15 @@ of :func:`selective.conditional.randomized_lasso_inference` /
 itself uses it only for the default ``noise_sd`` (= ``sigma``).
 
 The selection records the :math:`\omega` it drew (``details["randomization"]``): noise, not
-data, and what the conditional column integrates over.
+data, and what the conditional column integrates over. The details are a read-only mapping and
+the array a view of immutable bytes, so the recorded noise cannot be swapped for a draw that
+happens to give a smaller p-value.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -53,9 +56,8 @@ def _draw(n: int, noise_sd: float, rng: Any) -> np.ndarray:
 
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise TypeError(f"`rng` must be a numpy Generator or None; got {type(rng).__name__}.")
-    omega = draw_randomization(n, noise_sd, rng)
-    omega.setflags(write=False)
-    return omega
+    # a view of immutable bytes: it cannot be made writeable again (the report reads it back)
+    return np.frombuffer(draw_randomization(n, noise_sd, rng).tobytes(), dtype=np.float64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,10 +134,10 @@ class RandomizedLassoSupport:
         else:
             value = tuple(feats[j] for j in active)
         return Selection(value=value, certificate=self.certificate(), label=self.label,
-                         details={"lam": self.lam, "max_size": self.max_size, "n_features": len(feats),
-                                  "sigma": self.sigma, "noise_sd": self.noise_sd, "truncated": bool(truncated),
-                                  "randomization": omega,
-                                  "solver": "selective.conditional.solve_lasso on y + randomization"})
+                         details=MappingProxyType({
+                             "lam": self.lam, "max_size": self.max_size, "n_features": len(feats),
+                             "sigma": self.sigma, "noise_sd": self.noise_sd, "truncated": bool(truncated),
+                             "randomization": omega, "solver": "solve_lasso on y + randomization"}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,5 +185,5 @@ class RandomizedForwardStepwise:
                              f"than `steps` = {self.steps} (the remaining features are linearly dependent).")
         value = tuple(feats[int(j)] for j in path.action[: self.steps])
         return Selection(value=value, certificate=self.certificate(), label=self.label,
-                         details={"steps": self.steps, "n_features": len(feats), "sigma": self.sigma,
-                                  "noise_sd": self.noise_sd, "randomization": omega})
+                         details=MappingProxyType({"steps": self.steps, "n_features": len(feats), "sigma": self.sigma,
+                                                   "noise_sd": self.noise_sd, "randomization": omega}))

@@ -283,3 +283,59 @@ def test_plan_stepwise_steps_beyond_the_features_name_the_field():
                                 "steps": 3, "sigma": 1.0}]}
     with pytest.raises(PlanError, match=r"steps.*at most the number of features \(2\)"):
         run_plan(parse_plan(plan), frame)
+
+
+def test_the_recorded_randomization_cannot_be_swapped():
+    """The conditional column integrates over the recorded omega: the details are read-only and
+    the array cannot be made writeable (a re-drawn omega that keeps the selection could otherwise
+    be shopped for a small p-value)."""
+    frame = _frame(np.random.default_rng(11))
+    _, sel, _ = _run(frame, RandomizedLassoSupport("y", FEATURES, lam=12.0, max_size=P, sigma=1.0))
+    with pytest.raises(TypeError):
+        sel.details["randomization"] = np.zeros(len(frame))
+    with pytest.raises(ValueError):
+        sel.details["randomization"].setflags(write=True)
+
+
+def test_labels_that_are_not_strings_are_refused_not_matched_by_their_text():
+    """An integer column 0 and a string column "0" are different columns: a formula can only name
+    the string one, so a selection holding the integer label is refused with the reason."""
+    rng = np.random.default_rng(12)
+    frame = pd.DataFrame({0: rng.normal(size=200), "0": rng.normal(size=200), "x": rng.normal(size=200)})
+    frame["y"] = 0.6 * frame[0] + 0.5 * frame["x"] + rng.normal(size=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Analysis(frame, rng=1)
+        sel = a.select(RandomizedForwardStepwise("y", [0, "x"], steps=2, sigma=1.0))
+    with pytest.raises(ValueError, match=r"columns \[0\] are not strings"):
+        a.test(CoefficientTest(formula="y ~ Q('0') + x", term="x"), conditional_on=sel)
+
+
+def test_data_edited_in_place_after_the_selection_are_refused():
+    frame = _frame(np.random.default_rng(13))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Analysis(frame, rng=1)
+        sel = a.select(RandomizedLassoSupport("y", FEATURES, lam=12.0, max_size=P, sigma=1.0))
+        a.test(CoefficientTest(formula=_formula(sel), term=sel.value[0]), conditional_on=sel)
+    frame["y"] += 0.25 * frame[sel.value[0]]
+    with pytest.raises(ValueError, match="modified in place after the Analysis was created"):
+        a.report()
+    with pytest.raises(ValueError, match="modified in place"):
+        a.select(LassoSupport("y", FEATURES, lam=12.0, max_size=P))
+    assert len(a.ledger.rows()) == 1      # the refused step recorded nothing
+
+
+def test_plan_quotes_names_that_are_not_identifiers():
+    rng = np.random.default_rng(14)
+    names = ["x a", "x-1", "x.1", "class"]
+    frame = pd.DataFrame(rng.normal(size=(200, 4)), columns=names)
+    frame["y"] = 0.5 * frame["x a"] + 0.4 * frame["x-1"] + rng.normal(size=200)
+    plan = {"analysis": {"seed": 3}, "select": [{"selector": "randomized_stepwise", "target": "y",
+                                                  "candidates": names, "steps": 3, "sigma": 1.0}],
+            "test": [{"kind": "ols", "for_each": 1, "formula": "y ~ {support}", "term": "{selected}",
+                      "conditional": True}]}
+    a = run_plan(parse_plan(plan), frame)
+    f = a.report().frame
+    assert f.index[0] == 'coef[Q("x a")] = 0 in OLS y ~ ' + " + ".join(f'Q("{v}")' for v in a.selections[0].value)
+    assert f.pvalue_conditional.notna().any()
