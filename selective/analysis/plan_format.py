@@ -182,15 +182,7 @@ def _parse_fission(source: str, f: Any) -> None:
     if not isinstance(f, dict):
         raise _err(source, w, f"must be a table; got {brief(f)}.")
     _check_fields(source, w, f, FISSION_FIELDS, "in [fission]")
-    if ("columns" in f) == ("columns_like" in f):
-        raise _err(source, w, "give exactly one of `columns` (a list of outcome columns) or `columns_like` "
-                              "(a pattern).")
-    if "columns" in f:
-        c = f["columns"]
-        _want(source, w, "columns", f, isinstance(c, list) and bool(c) and all(isinstance(x, str) for x in c),
-              "a non-empty list of column names")
-    else:
-        _want(source, w, "columns_like", f, isinstance(f["columns_like"], str), "a column-name pattern such as \"y*\"")
+    _candidate_fields(source, w, f, key="columns", what="outcome columns", example="y*")
     _want(source, w, "method", f, f.get("method") in ("gaussian", "poisson"), "\"gaussian\" or \"poisson\"")
     for key in ("sigma", "tau"):
         if key in f:
@@ -281,17 +273,18 @@ def _parse_carving(source: str, where: str, s: dict[str, Any], sel: str) -> None
                   "an integer >= 1")
 
 
-def _candidate_fields(source: str, where: str, s: dict[str, Any]) -> None:
-    if ("candidates" in s) == ("candidates_like" in s):
-        raise _err(source, where, "give exactly one of `candidates` (a list of columns) or `candidates_like` "
-                                  "(a pattern).")
-    if "candidates" in s:
-        c = s["candidates"]
-        _want(source, where, "candidates", s, isinstance(c, list) and bool(c) and all(isinstance(x, str) for x in c),
+def _candidate_fields(source: str, where: str, s: dict[str, Any], *, key: str = "candidates",
+                      what: str = "columns", example: str = "m*") -> None:
+    """Exactly one of ``key`` (a non-empty list of column names) and ``key_like`` (a pattern)."""
+    like = f"{key}_like"
+    if (key in s) == (like in s):
+        raise _err(source, where, f"give exactly one of `{key}` (a list of {what}) or `{like}` (a pattern).")
+    if key in s:
+        c = s[key]
+        _want(source, where, key, s, isinstance(c, list) and bool(c) and all(isinstance(x, str) for x in c),
               "a non-empty list of column names")
     else:
-        _want(source, where, "candidates_like", s, isinstance(s["candidates_like"], str),
-              "a column-name pattern such as \"m*\"")
+        _want(source, where, like, s, isinstance(s[like], str), f"a column-name pattern such as \"{example}\"")
 
 
 def _parse_test(source: str, i: int, t: dict[str, Any], n_select: int, kinds: dict[str, Any]) -> None:

@@ -34,7 +34,16 @@ import pandas as pd
 from .._validation import check_int, check_positive
 from ..accounting.certificates import DescriptionLength
 from ..selectors.base import Selection
-from ..selectors.description import _check_label, _design, _features, _model_columns, n_ordered_topk, n_supports
+from ..selectors.description import (
+    _check_label,
+    _design,
+    _features,
+    _model_columns,
+    check_support_fields,
+    n_ordered_topk,
+    n_supports,
+    support_value,
+)
 
 __all__ = ["RandomizedLassoSupport", "RandomizedForwardStepwise", "MIN_NOISE_RATIO"]
 
@@ -100,16 +109,10 @@ class RandomizedLassoSupport:
     label: str = "randomized lasso support"
 
     def __post_init__(self) -> None:
-        feats = _features(self.target, self.features)
-        object.__setattr__(self, "features", feats)
-        object.__setattr__(self, "lam", check_positive("lam", self.lam))
-        object.__setattr__(self, "max_size", check_int("max_size", self.max_size, low=0, high=len(feats)))
+        check_support_fields(self)
         sigma, noise_sd = _noise(self.sigma, self.noise_sd)
         object.__setattr__(self, "sigma", sigma)
         object.__setattr__(self, "noise_sd", noise_sd)
-        if not isinstance(self.signs, bool):
-            raise TypeError(f"`signs` must be True or False; got {self.signs!r}.")
-        _check_label(self.label)
 
     def certificate(self) -> DescriptionLength:
         return DescriptionLength(n_supports(len(self.features), self.max_size, signs=self.signs))
@@ -124,15 +127,8 @@ class RandomizedLassoSupport:
         x, y, feats = _design(data, self.target, self.features)
         omega = _draw(x.shape[0], float(self.noise_sd), rng)
         fit, active = lasso_active_set(x, y + omega, self.lam)
-        coef = fit.beta
         truncated = active.size > self.max_size
-        if truncated:
-            keep = np.argsort(-np.abs(coef[active]), kind="stable")[: self.max_size]
-            active = np.sort(active[keep])
-        if self.signs:
-            value: Any = tuple((feats[j], int(np.sign(coef[j]))) for j in active)
-        else:
-            value = tuple(feats[j] for j in active)
+        value = support_value(feats, fit.beta, active, self.max_size, self.signs)
         return Selection(value=value, certificate=self.certificate(), label=self.label,
                          details=MappingProxyType({
                              "lam": self.lam, "max_size": self.max_size, "n_features": len(feats),

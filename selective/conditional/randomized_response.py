@@ -47,7 +47,7 @@ from scipy import stats
 
 from ._checks import check_alpha, check_choice, check_int, check_positive_real, check_vector, design_and_response
 from ._inference import ONE_SIDED, TWO_SIDED
-from ._randomized_events import IntervalEvent
+from ._randomized_events import IntervalEvent, _finite
 from .lasso import _kkt_gaussian, lambda_on_si_scale, solve_lasso
 from .polyhedral import truncation_limits
 from .randomized import randomized_inference
@@ -98,16 +98,6 @@ def _randomization(n, sigma, noise_sd, rng, randomization, plain):
                          f"its root mean square is {math.sqrt(q / n) * noise_sd:.4g} (two-sided chi-square p = "
                          f"{p:.2g} on {n} df). Give the sd it was drawn with.")
     return noise_sd, omega
-
-
-def _null(value):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"`null_value` must be a finite number; got {value!r}.") from None
-    if not math.isfinite(v):
-        raise ValueError(f"`null_value` must be a finite number; got {value!r}.")
-    return v
 
 
 def _targets(targets, size):
@@ -270,7 +260,7 @@ def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: floa
     sigma = check_positive_real("sigma", sigma)
     alpha = check_alpha(alpha)
     alternative = check_choice("alternative", alternative, _SIDES)
-    null_value = _null(null_value)
+    null_value = _finite("null_value", null_value)
     if not isinstance(intercept, (bool, np.bool_)):
         raise TypeError(f"`intercept` must be True or False; got {intercept!r}.")
     noise_sd, omega = _randomization(n, sigma, noise_sd, rng, randomization, "fixed_lasso_inference")
@@ -325,7 +315,7 @@ def randomized_stepwise_inference(X, y, *, steps: int, sigma: float, noise_sd: f
     sigma = check_positive_real("sigma", sigma)
     alpha = check_alpha(alpha)
     alternative = check_choice("alternative", alternative, _SIDES)
-    null_value = _null(null_value)
+    null_value = _finite("null_value", null_value)
     k = check_int("steps", steps, low=1, high=p)
     if not isinstance(intercept, (bool, np.bool_)):
         raise TypeError(f"`intercept` must be True or False; got {intercept!r}.")

@@ -372,6 +372,28 @@ def _model_columns(target: Any, features: tuple) -> dict[str, tuple]:
     return {"target": (target,), "features": features}
 
 
+def check_support_fields(sel: Any) -> None:
+    """Check and normalise the fields a lasso-support selector shares (features, lam, max_size,
+    signs, label) in place."""
+    feats = _features(sel.target, sel.features)
+    object.__setattr__(sel, "features", feats)
+    object.__setattr__(sel, "lam", check_positive("lam", sel.lam))
+    object.__setattr__(sel, "max_size", check_int("max_size", sel.max_size, low=0, high=len(feats)))
+    if not isinstance(sel.signs, bool):
+        raise TypeError(f"`signs` must be True or False; got {sel.signs!r}.")
+    _check_label(sel.label)
+
+
+def support_value(feats: tuple, coef: np.ndarray, active: np.ndarray, max_size: int, signs: bool) -> tuple:
+    """The selected labels (with their signs when ``signs``), cut to the ``max_size`` largest
+    ``|coef|`` (a fixed rule, so the outcome count holds)."""
+    if active.size > max_size:
+        active = np.sort(active[np.argsort(-np.abs(coef[active]), kind="stable")[:max_size]])
+    if signs:
+        return tuple((feats[j], int(np.sign(coef[j]))) for j in active)
+    return tuple(feats[j] for j in active)
+
+
 @dataclass(frozen=True, slots=True)
 class LassoSupport:
     r"""Support of the lasso at a fixed λ, at most ``max_size`` variables among ``n_features``.
@@ -400,16 +422,10 @@ class LassoSupport:
     label: str = "lasso support"
 
     def __post_init__(self) -> None:
-        feats = _features(self.target, self.features)
-        object.__setattr__(self, "features", feats)
-        object.__setattr__(self, "lam", check_positive("lam", self.lam))
-        object.__setattr__(self, "max_size", check_int("max_size", self.max_size, low=0, high=len(feats)))
+        check_support_fields(self)
         object.__setattr__(self, "tol", check_positive("tol", self.tol))
         object.__setattr__(self, "coef_tol", check_positive("coef_tol", self.coef_tol, allow_zero=True))
         object.__setattr__(self, "max_iter", check_int("max_iter", self.max_iter, low=1))
-        if not isinstance(self.signs, bool):
-            raise TypeError(f"`signs` must be True or False; got {self.signs!r}.")
-        _check_label(self.label)
 
     def certificate(self) -> DescriptionLength:
         return DescriptionLength(n_supports(len(self.features), self.max_size, signs=self.signs))
@@ -426,14 +442,7 @@ class LassoSupport:
         model = Lasso(alpha=self.lam / n, fit_intercept=True, tol=self.tol, max_iter=self.max_iter)
         model.fit(x, y)
         coef = model.coef_
-        active = np.flatnonzero(np.abs(coef) > self.coef_tol)
-        if active.size > self.max_size:
-            keep = np.argsort(-np.abs(coef[active]), kind="stable")[: self.max_size]
-            active = np.sort(active[keep])
-        if self.signs:
-            value: Any = tuple((feats[j], int(np.sign(coef[j]))) for j in active)
-        else:
-            value = tuple(feats[j] for j in active)
+        value = support_value(feats, coef, np.flatnonzero(np.abs(coef) > self.coef_tol), self.max_size, self.signs)
         return Selection(value=value, certificate=self.certificate(), label=self.label,
                          details={"lam": self.lam, "max_size": self.max_size, "n_features": len(feats),
                                   "solver": f"sklearn Lasso(alpha=lam/n, tol={self.tol})"})
