@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from selective.accounting import ZCDP, DescriptionLength, Ledger, MaxInfo, PureDP
 from selective.analysis.audit import audit_record, dump_record, validate_audit, verify_audit
-from selective.analysis.plan import PlanError, load_plan, parse_plan, run_plan, with_seed
+from selective.analysis.plan import SELECTORS, PlanError, load_plan, parse_plan, run_plan, with_seed
 from selective.exceptions import RecordFormatError, SelectiveWarning
 
 
@@ -62,7 +62,8 @@ COLUMNS = ["arm", "sex", "age", "y", "count", "m01", "m02", "m03", "m04", "m05",
 SECTION_KEYS = ["analysis", "select", "test"]
 ANALYSIS_KEYS = ["alpha", "seed", "n_candidates", "budget_bits", "budget_beta", "budget_epsilon", "units"]
 SELECT_KEYS = ["selector", "label", "k", "candidates", "candidates_like", "score", "ordered", "epsilon", "group",
-               "levels", "target", "clip", "positive", "value", "certificate"]
+               "levels", "target", "clip", "positive", "value", "certificate", "lam", "max_size", "sigma",
+               "noise_sd", "steps", "threshold", "max_selected"]
 TEST_KEYS = ["kind", "for_each", "label", "alternative", "confidence_level", "missing", "column", "column1", "column2",
              "group", "levels", "value", "usevar", "success", "variance", "formula", "term", "terms", "model", "use_f"]
 WORDS = (COLUMNS + ["top_k", "noisy_top_k", "declared", "welch_t", "abs_mean", "abs_corr", "clipped_mean",
@@ -104,7 +105,9 @@ columns = st.sampled_from(COLUMNS + ["{selected}", "nope"])
 KEY_VALUES = {
     "alpha": st.floats(0, 1), "seed": small_ints, "n_candidates": small_ints, "budget_bits": numbers,
     "budget_beta": st.floats(0, 1), "budget_epsilon": numbers, "units": columns,
-    "selector": st.sampled_from(["top_k", "noisy_top_k", "declared"]), "label": st.text(max_size=6) | words,
+    "selector": st.sampled_from(list(SELECTORS)), "label": st.text(max_size=6) | words,
+    "lam": numbers, "max_size": small_ints, "sigma": numbers, "noise_sd": numbers, "steps": small_ints,
+    "threshold": numbers, "max_selected": small_ints,
     "k": small_ints, "candidates": st.lists(columns, max_size=4), "candidates_like": st.sampled_from(
         ["m0*", "m*", "*", "z*", "m0[1-3]"]), "score": st.sampled_from(["welch_t", "abs_mean", "abs_corr",
                                                                         "clipped_mean", "signed_mean"]),
@@ -116,13 +119,27 @@ KEY_VALUES = {
     "missing": st.sampled_from(["raise", "drop", "keep"]), "column": columns, "column1": columns,
     "column2": columns, "usevar": st.sampled_from(["pooled", "unequal"]), "success": st.sampled_from([0, 1, "f"]),
     "variance": st.sampled_from(["null", "observed", "x"]), "formula": st.sampled_from(
-        ["m02 ~ age", "{selected} ~ C(arm)", "y ~ m01", "count ~ age", "m01 ~ ", "age ~ nope"]),
-    "term": st.sampled_from(["age", "m01", "C(arm)[T.treatment]", "nope"]),
+        ["m02 ~ age", "{selected} ~ C(arm)", "y ~ m01", "count ~ age", "m01 ~ ", "age ~ nope", "age ~ {support}",
+         "age ~ {support} + m01", "age ~ {support} - 1"]),
+    "term": st.sampled_from(["age", "m01", "C(arm)[T.treatment]", "nope", "{selected}"]),
     "terms": st.lists(st.sampled_from(["age", "m01", "C(arm)[T.treatment]"]), max_size=3),
     "model": st.sampled_from(["ols", "logit", "poisson", "x"]), "use_f": st.booleans(),
 }
 
 BASE_PLANS = [
+    {"analysis": {"seed": 4},
+     "select": [{"selector": "randomized_lasso", "target": "age", "candidates_like": "m0*", "lam": 30.0,
+                 "max_size": 6, "sigma": 10.0}],
+     "test": [{"kind": "ols", "for_each": 1, "formula": "age ~ {support}", "term": "{selected}",
+               "conditional": True}]},
+    {"analysis": {"seed": 5},
+     "select": [{"selector": "randomized_stepwise", "target": "age", "candidates": ["m01", "m02", "m03"],
+                 "steps": 2, "sigma": 10.0, "noise_sd": 5.0},
+                {"selector": "sparse_vector", "candidates_like": "m0*", "score": "clipped_mean", "clip": 2.0,
+                 "threshold": 0.3, "epsilon": 1.0, "max_selected": 1}],
+     "test": [{"kind": "ols", "for_each": 1, "formula": "age ~ {support}", "term": "{selected}",
+               "conditional": True},
+              {"kind": "z", "for_each": 2, "column": "{selected}", "clip": 2.0, "conditional": True}]},
     {"analysis": {"alpha": 0.05, "seed": 1, "n_candidates": 12},
      "select": [{"selector": "top_k", "k": 2, "candidates_like": "m0*", "score": "welch_t", "group": "arm",
                  "levels": ["treatment", "control"]}],
