@@ -246,15 +246,17 @@ def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: floa
             out.append(None)
             continue
         if isinstance(link, CarvingLink):
-            out.append(carving_cell(link, data if rows is None else rows, alpha=alpha, n_steps=n_steps,
-                                    void=void, units=units, cache=cache))
-            continue
-        hybrid = () if isinstance(link.selector, _RANDOMIZED) else HYBRID_COLUMNS  # winners of a TopK screen
-        cell = {c: math.nan for c in CONDITIONAL_COLUMNS + hybrid}
-        reason = _scope_reason(link, n_steps=n_steps, void=void, units=units) or too_large
-        if reason is None:
-            reason = _fill(cell, link, rows, alpha, cache)
-        cell["note"] = reason
+            cell = carving_cell(link, data if rows is None else rows, alpha=alpha, n_steps=n_steps, void=void,
+                                units=units, cache=cache)
+        else:
+            hybrid = () if isinstance(link.selector, _RANDOMIZED) else HYBRID_COLUMNS  # winners of a TopK screen
+            cell = {c: math.nan for c in CONDITIONAL_COLUMNS + hybrid}
+            reason = _scope_reason(link, n_steps=n_steps, void=void, units=units) or too_large
+            cell["note"] = reason if reason is not None else _fill(cell, link, rows, alpha, cache)
+        if link.alternative != "two-sided" and any(
+                cell.get(c) == cell.get(c) for c in ("ci_conditional_low", "ci_hybrid_low")):
+            cell["note"] += (f"; the conditional intervals are two-sided (equal tails, {1 - alpha:g}) while the test "
+                             f"is one-sided ({link.alternative})")
         out.append(cell)
     return out
 

@@ -339,3 +339,14 @@ def test_plan_quotes_names_that_are_not_identifiers():
     f = a.report().frame
     assert f.index[0] == 'coef[Q("x a")] = 0 in OLS y ~ ' + " + ".join(f'Q("{v}")' for v in a.selections[0].value)
     assert f.pvalue_conditional.notna().any()
+
+
+def test_a_one_sided_test_is_told_that_its_conditional_interval_is_two_sided():
+    frame = _frame(np.random.default_rng(15), n=400)
+    _, sel, f = _run(frame, RandomizedForwardStepwise("y", FEATURES, steps=2, sigma=1.0), alternative="greater")
+    shown = f.ci_conditional_low.notna()
+    assert shown.any()
+    for note in f.note[shown]:
+        assert "conditional intervals are two-sided (equal tails, 0.95) while the test is one-sided (greater)" in note
+    _, _, two = _run(frame, RandomizedForwardStepwise("y", FEATURES, steps=2, sigma=1.0))
+    assert not any("while the test is one-sided" in note for note in two.note)
