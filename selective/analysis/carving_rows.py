@@ -157,7 +157,7 @@ def _sigma_reason(x: np.ndarray, y: np.ndarray, sigma: float) -> tuple[str | Non
     design = np.column_stack([np.ones(n), x])
     coef, *_ = np.linalg.lstsq(design, y, rcond=None)
     rss = float(np.sum((y - design @ coef) ** 2))
-    pv = float(stats.chi2.sf(rss / sigma**2, df))
+    pv = float(stats.chi2.sf((math.sqrt(rss) / sigma) ** 2, df))
     s = math.sqrt(rss / df)
     if pv < SIGMA_CHECK_P:
         return (f"conditional withheld: the declared sigma {sigma:.4g} is implausibly small: the regression on every "

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_int, check_positive
+from .._validation import check_int
 from ..accounting.certificates import DescriptionLength
 from ..selectors.base import Selection
 from ..selectors.description import (
@@ -52,8 +52,10 @@ MIN_NOISE_RATIO = 0.01
 
 
 def _noise(sigma: Any, noise_sd: Any) -> tuple[float, float]:
-    sigma = check_positive("sigma", sigma)
-    noise_sd = sigma if noise_sd is None else check_positive("noise_sd", noise_sd)
+    from .randomized_response import check_scale
+
+    sigma = check_scale("sigma", sigma)
+    noise_sd = sigma if noise_sd is None else check_scale("noise_sd", noise_sd)
     if noise_sd < MIN_NOISE_RATIO * sigma:
         raise ValueError(f"`noise_sd` must be at least {MIN_NOISE_RATIO:g} * sigma = {MIN_NOISE_RATIO * sigma:.4g}; "
                          f"got {noise_sd!r}. Without randomization use LassoSupport or ForwardStepwise.")

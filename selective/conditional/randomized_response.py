@@ -67,6 +67,17 @@ def draw_randomization(n: int, noise_sd: float, rng: Any = None) -> np.ndarray:
 
 
 MIN_NOISE_RATIO = 0.01   # noise_sd / sigma: below it the conditional law needs too fine a grid
+#: sigma and noise_sd must lie in [1 / SCALE_LIMIT, SCALE_LIMIT]: their squares are formed
+SCALE_LIMIT = 1e150
+
+
+def check_scale(name: str, value: Any) -> float:
+    """A positive noise scale whose square is a positive finite double (``sigma``, ``noise_sd``)."""
+    v = check_positive_real(name, value)
+    if not 1.0 / SCALE_LIMIT <= v <= SCALE_LIMIT:
+        raise ValueError(f"`{name}` must lie between {1 / SCALE_LIMIT:g} and {SCALE_LIMIT:g} (its square is used; "
+                         f"rescale the data otherwise); got {value!r}.")
+    return v
 
 
 #: a supplied randomization whose spread is this improbable under N(0, noise_sd^2) is refused (a correct
@@ -79,7 +90,7 @@ def _randomization(n, sigma, noise_sd, rng, randomization, plain):
         raise ValueError("`noise_sd` must be given with `randomization`: the sd the randomization was drawn with "
                          "(the p-values integrate over that law; a wrong value makes them invalid); got "
                          "noise_sd=None.")
-    noise_sd = sigma if noise_sd is None else check_positive_real("noise_sd", noise_sd)
+    noise_sd = sigma if noise_sd is None else check_scale("noise_sd", noise_sd)
     if noise_sd < MIN_NOISE_RATIO * sigma:
         raise ValueError(f"`noise_sd` must be at least {MIN_NOISE_RATIO:g} * sigma = {MIN_NOISE_RATIO * sigma:.4g} "
                          f"(the smoothed truncation is tabulated on a grid finer than the noise); got {noise_sd!r}. "
@@ -257,7 +268,7 @@ def randomized_lasso_inference(X, y, lam: float, *, sigma: float, noise_sd: floa
     X, y, names = design_and_response(X, y, columns, response)
     n, p = X.shape
     lam = lambda_on_si_scale(lam, n, lambda_scale)
-    sigma = check_positive_real("sigma", sigma)
+    sigma = check_scale("sigma", sigma)
     alpha = check_alpha(alpha)
     alternative = check_choice("alternative", alternative, _SIDES)
     null_value = _finite("null_value", null_value)
@@ -312,7 +323,7 @@ def randomized_stepwise_inference(X, y, *, steps: int, sigma: float, noise_sd: f
     """
     X, y, names = design_and_response(X, y, columns, response)
     n, p = X.shape
-    sigma = check_positive_real("sigma", sigma)
+    sigma = check_scale("sigma", sigma)
     alpha = check_alpha(alpha)
     alternative = check_choice("alternative", alternative, _SIDES)
     null_value = _finite("null_value", null_value)

@@ -350,3 +350,15 @@ def test_a_one_sided_test_is_told_that_its_conditional_interval_is_two_sided():
         assert "conditional intervals are two-sided (equal tails, 0.95) while the test is one-sided (greater)" in note
     _, _, two = _run(frame, RandomizedForwardStepwise("y", FEATURES, steps=2, sigma=1.0))
     assert not any("while the test is one-sided" in note for note in two.note)
+
+
+def test_scales_whose_squares_are_not_finite_positive_doubles_are_refused():
+    """Found by the plan fuzzer: sigma = 3.6e-263 passed, and its square (0) was divided by."""
+    for bad in (3.557495372281764e-263, 1e200):
+        with pytest.raises(ValueError, match=r"`sigma` must lie between 1e-150 and 1e\+150"):
+            RandomizedLassoSupport("y", FEATURES, lam=5.0, max_size=3, sigma=bad)
+        with pytest.raises(ValueError, match=r"`noise_sd` must lie between"):
+            RandomizedForwardStepwise("y", FEATURES, steps=2, sigma=1.0, noise_sd=bad * 1e-10 if bad > 1 else bad)
+    block = {**PLAN["select"][0], "sigma": 3.557495372281764e-263}
+    with pytest.raises(PlanError, match="sigma"):
+        run_plan(parse_plan({**PLAN, "select": [block]}), _frame(np.random.default_rng(16)))
