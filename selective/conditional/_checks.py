@@ -49,6 +49,19 @@ def check_positive_real(name: str, value: Any, *, allow_none: bool = False) -> f
     return v
 
 
+#: noise scales (sigma, noise_sd) must lie in [1 / SCALE_LIMIT, SCALE_LIMIT]: their squares are formed
+SCALE_LIMIT = 1e150
+
+
+def check_scale(name: str, value: Any, *, allow_none: bool = False) -> float | None:
+    """A positive noise scale whose square is a positive finite double (``sigma``, ``noise_sd``)."""
+    v = check_positive_real(name, value, allow_none=allow_none)
+    if v is not None and not 1.0 / SCALE_LIMIT <= v <= SCALE_LIMIT:
+        raise ValueError(f"`{name}` must lie between {1 / SCALE_LIMIT:g} and {SCALE_LIMIT:g} (its square is used; "
+                         f"rescale the data otherwise); got {value!r}.")
+    return v
+
+
 def check_nonneg_real(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"`{name}` must be a finite non-negative real number; got {value!r} "

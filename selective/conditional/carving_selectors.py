@@ -52,7 +52,7 @@ MIN_NOISE_RATIO = 0.01
 
 
 def _noise(sigma: Any, noise_sd: Any) -> tuple[float, float]:
-    from .randomized_response import check_scale
+    from ._checks import check_scale
 
     sigma = check_scale("sigma", sigma)
     noise_sd = sigma if noise_sd is None else check_scale("noise_sd", noise_sd)

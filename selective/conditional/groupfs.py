@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import check_int, check_positive_real, design_and_response
+from ._checks import check_int, check_positive_real, check_scale, design_and_response
 from ._group_regions import _chi2_logsf, _f_logsf, _quadratic_region, _trig_region, _truncated_pvalue
 from .results import GroupInferenceResult, _ro
 
@@ -145,7 +145,7 @@ def group_forward_stepwise(X, y, index, *, maxsteps: int = 10, sigma: float | No
         raise ValueError(f"`index` must give one group label per column of `X` ({p}); got "
                          f"{len(index)}.")
     maxsteps = check_int("maxsteps", maxsteps, low=1)
-    sigma = check_positive_real("sigma", sigma, allow_none=True)
+    sigma = check_scale("sigma", sigma, allow_none=True)
     k = float(check_positive_real("k", k)) if k != 0 else 0.0
     mode = _center_mode(center)
     labels = list(dict.fromkeys(index))
@@ -337,7 +337,7 @@ def groupfs_inference(path: GroupStepwisePath, *, sigma: float | None = None) ->
     """
     if not isinstance(path, GroupStepwisePath):
         raise TypeError(f"`path` must be a GroupStepwisePath; got {path.__class__.__name__}.")
-    sigma = check_positive_real("sigma", sigma, allow_none=True)
+    sigma = check_scale("sigma", sigma, allow_none=True)
     Xs, y = path.x_std, path.y_centred
     n = y.size
     labels = path.action

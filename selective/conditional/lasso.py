@@ -26,6 +26,7 @@ from ._checks import (
     check_choice,
     check_nonneg_real,
     check_positive_real,
+    check_scale,
     check_vector,
     design_and_response,
 )
@@ -330,7 +331,7 @@ def fixed_lasso_inference(X, y, lam: float, *, beta=None, family: str = "gaussia
 
         return binomial_inference(X, y, names, lam, beta, intercept, alpha, alternative, tol_beta,
                          gridrange)
-    sigma = check_positive_real("sigma", sigma, allow_none=True)
+    sigma = check_scale("sigma", sigma, allow_none=True)
     xm = X.mean(0) if intercept else np.zeros(p)
     Xc = X - xm
     yc = y - (y.mean() if intercept else 0.0)

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from scipy import special
 
-from ._checks import check_alpha, check_int, check_positive_real, check_vector
+from ._checks import check_alpha, check_int, check_scale, check_vector
 from ._truncnorm import log_normal_mass
 from .results import ManyMeansResult, _ro
 
@@ -182,7 +182,7 @@ def many_means(y, *, alpha: float = 0.1, bh_q: float | None = None, k: int | Non
     y = check_vector("y", y)
     n = y.size
     alpha = check_alpha(alpha)
-    sigma = check_positive_real("sigma", sigma)
+    sigma = check_scale("sigma", sigma)
     if (bh_q is None) == (k is None):
         raise ValueError(f"Exactly one of `bh_q` and `k` must be given; got bh_q={bh_q!r}, k={k!r}.")
     z = y / sigma

@@ -45,7 +45,15 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ._checks import check_alpha, check_choice, check_int, check_positive_real, check_vector, design_and_response
+from ._checks import (
+    check_alpha,
+    check_choice,
+    check_int,
+    check_positive_real,
+    check_scale,
+    check_vector,
+    design_and_response,
+)
 from ._inference import ONE_SIDED, TWO_SIDED
 from ._randomized_events import IntervalEvent, _finite
 from .lasso import _kkt_gaussian, lambda_on_si_scale, solve_lasso
@@ -67,17 +75,6 @@ def draw_randomization(n: int, noise_sd: float, rng: Any = None) -> np.ndarray:
 
 
 MIN_NOISE_RATIO = 0.01   # noise_sd / sigma: below it the conditional law needs too fine a grid
-#: sigma and noise_sd must lie in [1 / SCALE_LIMIT, SCALE_LIMIT]: their squares are formed
-SCALE_LIMIT = 1e150
-
-
-def check_scale(name: str, value: Any) -> float:
-    """A positive noise scale whose square is a positive finite double (``sigma``, ``noise_sd``)."""
-    v = check_positive_real(name, value)
-    if not 1.0 / SCALE_LIMIT <= v <= SCALE_LIMIT:
-        raise ValueError(f"`{name}` must lie between {1 / SCALE_LIMIT:g} and {SCALE_LIMIT:g} (its square is used; "
-                         f"rescale the data otherwise); got {value!r}.")
-    return v
 
 
 #: a supplied randomization whose spread is this improbable under N(0, noise_sd^2) is refused (a correct

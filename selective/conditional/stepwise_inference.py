@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from . import _truncnorm
-from ._checks import check_alpha, check_choice, check_int, check_positive_real
+from ._checks import check_alpha, check_choice, check_int, check_positive_real, check_scale
 from ._constraints import sparse_rows
 from ._inference import ONE_SIDED, TWO_SIDED, forward_stop, summarise
 from ._sigma import SIGMA_METHODS, SigmaChoice, choose_sigma, sup_pvalue
@@ -196,7 +196,7 @@ def _inference(path, sigma, alpha, k, type, mult, ntimes, alternative, gridrange
     bound = _check_gridrange(gridrange)
     mult = check_positive_real("mult", mult)
     ntimes = check_int("ntimes", ntimes, low=1)
-    sigma = check_positive_real("sigma", sigma, allow_none=True)
+    sigma = check_scale("sigma", sigma, allow_none=True)
     sigma_method = check_choice("sigma_method", sigma_method, SIGMA_METHODS)
     T = path.n_steps
     if T == 0:

@@ -349,3 +349,21 @@ def test_a_supplied_randomization_is_refused_only_when_its_spread_is_implausible
         randomized_lasso_inference(X, y, 1e6, sigma=1.3, noise_sd=1.0, randomization=g.normal(size=y.size))
     with pytest.raises(ValueError, match="does not look drawn from N"):
         randomized_lasso_inference(X, y, 12.0, sigma=1.3, noise_sd=1.0, randomization=2.0 * g.normal(size=y.size))
+
+
+@pytest.mark.parametrize("bad", [1e-200, 3.557495372281764e-263, 1e200])
+def test_every_exact_route_refuses_a_sigma_whose_square_is_not_a_positive_finite_double(bad):
+    """The lasso, stepwise, many-means and carving routes name `sigma` (scipy's root finder used to
+    report "The function value at x=... is NaN")."""
+    from selective.conditional import fixed_lasso_inference, forward_stepwise, fs_inference, many_means
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(40, 4))
+    y = x[:, 0] + rng.normal(size=40)
+    calls = [lambda: fixed_lasso_inference(x, y, 5.0, sigma=bad),
+             lambda: fs_inference(forward_stepwise(x, y, maxsteps=2), sigma=bad),
+             lambda: many_means(y, alpha=0.1, sigma=bad),
+             lambda: randomized_lasso_inference(x, y, 5.0, sigma=bad, rng=1)]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"`sigma` must lie between 1e-150 and 1e\+150"):
+            call()
