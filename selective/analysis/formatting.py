@@ -247,7 +247,8 @@ def _width_em(latex: str) -> float:
 
 
 def conditional_notes(notes: Any, names: list[str]) -> list[str]:
-    """What the conditional column's cells rest on, for renderings without the note column:
+    """What the conditional column's cells rest on (shown or withheld: the withheld ones are listed after), for
+    renderings without the note column:
     each distinct method ("given the top-1 ranking of step 1 ...") with the rows it applies to,
     and the reason for each withheld cell. ``notes`` are the rows' notes, ``names`` the row
     names as shown."""
@@ -270,7 +271,7 @@ def conditional_notes(notes: Any, names: list[str]) -> list[str]:
             methods.setdefault(method.removeprefix("conditional: "), []).append(name)
         if reason:
             withheld.setdefault(reason, []).append(name)
-    out = [f"{'Conditional and hybrid' if '; hybrid:' in m else 'Conditional'} p-values ({', '.join(rows)}): {m}."
+    out = [f"{'Conditional and hybrid columns' if '; hybrid:' in m else 'Conditional column'} ({', '.join(rows)}): {m}."
            for m, rows in methods.items()]
     out += [f"{r[0].upper()}{r[1:]} ({', '.join(rows)})." for r, rows in withheld.items()]
     return out

@@ -31,17 +31,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_int
-from ..accounting.certificates import DescriptionLength
 from ..selectors.base import Selection
 from ..selectors.description import (
-    _check_label,
+    ForwardStepwise,
+    LassoSupport,
     _design,
-    _features,
-    _model_columns,
+    check_path_fields,
     check_support_fields,
-    n_ordered_topk,
-    n_supports,
     support_value,
 )
 
@@ -60,6 +56,13 @@ def _noise(sigma: Any, noise_sd: Any) -> tuple[float, float]:
         raise ValueError(f"`noise_sd` must be at least {MIN_NOISE_RATIO:g} * sigma = {MIN_NOISE_RATIO * sigma:.4g}; "
                          f"got {noise_sd!r}. Without randomization use LassoSupport or ForwardStepwise.")
     return sigma, noise_sd
+
+
+def _set_noise(sel: Any) -> None:
+    """Check ``sel.sigma`` and ``sel.noise_sd`` and store them (``noise_sd`` defaults to ``sigma``)."""
+    sigma, noise_sd = _noise(sel.sigma, sel.noise_sd)
+    object.__setattr__(sel, "sigma", sigma)
+    object.__setattr__(sel, "noise_sd", noise_sd)
 
 
 def _draw(n: int, noise_sd: float, rng: Any) -> np.ndarray:
@@ -112,16 +115,11 @@ class RandomizedLassoSupport:
 
     def __post_init__(self) -> None:
         check_support_fields(self)
-        sigma, noise_sd = _noise(self.sigma, self.noise_sd)
-        object.__setattr__(self, "sigma", sigma)
-        object.__setattr__(self, "noise_sd", noise_sd)
+        _set_noise(self)
 
-    def certificate(self) -> DescriptionLength:
-        return DescriptionLength(n_supports(len(self.features), self.max_size, signs=self.signs))
-
-    def required_columns(self) -> dict[str, tuple]:
-        """``{"target": (target,), "features": features}``: checked before the data are touched."""
-        return _model_columns(self.target, self.features)
+    # the outcome count and the columns read do not depend on the randomization
+    certificate = LassoSupport.certificate
+    required_columns = LassoSupport.required_columns
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         from .randomized_response import lasso_active_set
@@ -157,20 +155,12 @@ class RandomizedForwardStepwise:
     label: str = "randomized forward stepwise"
 
     def __post_init__(self) -> None:
-        feats = _features(self.target, self.features)
-        object.__setattr__(self, "features", feats)
-        object.__setattr__(self, "steps", check_int("steps", self.steps, low=1, high=len(feats)))
-        sigma, noise_sd = _noise(self.sigma, self.noise_sd)
-        object.__setattr__(self, "sigma", sigma)
-        object.__setattr__(self, "noise_sd", noise_sd)
-        _check_label(self.label)
+        check_path_fields(self)
+        _set_noise(self)
 
-    def certificate(self) -> DescriptionLength:
-        return DescriptionLength(n_ordered_topk(len(self.features), self.steps))
-
-    def required_columns(self) -> dict[str, tuple]:
-        """``{"target": (target,), "features": features}``: checked before the data are touched."""
-        return _model_columns(self.target, self.features)
+    # the outcome count and the columns read do not depend on the randomization
+    certificate = ForwardStepwise.certificate
+    required_columns = ForwardStepwise.required_columns
 
     def select(self, data: pd.DataFrame, rng: Any = None) -> Selection:
         from .stepwise import forward_stepwise

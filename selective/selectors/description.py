@@ -384,6 +384,14 @@ def check_support_fields(sel: Any) -> None:
     _check_label(sel.label)
 
 
+def check_path_fields(sel: Any) -> None:
+    """Check and normalise the fields a stepwise-path selector shares (features, steps, label) in place."""
+    feats = _features(sel.target, sel.features)
+    object.__setattr__(sel, "features", feats)
+    object.__setattr__(sel, "steps", check_int("steps", sel.steps, low=1, high=len(feats)))
+    _check_label(sel.label)
+
+
 def support_value(feats: tuple, coef: np.ndarray, active: np.ndarray, max_size: int, signs: bool) -> tuple:
     """The selected labels (with their signs when ``signs``), cut to the ``max_size`` largest
     ``|coef|`` (a fixed rule, so the outcome count holds)."""
@@ -464,10 +472,7 @@ class ForwardStepwise:
     label: str = "forward stepwise"
 
     def __post_init__(self) -> None:
-        feats = _features(self.target, self.features)
-        object.__setattr__(self, "features", feats)
-        object.__setattr__(self, "steps", check_int("steps", self.steps, low=1, high=len(feats)))
-        _check_label(self.label)
+        check_path_fields(self)
 
     def certificate(self) -> DescriptionLength:
         return DescriptionLength(n_ordered_topk(len(self.features), self.steps))

@@ -105,7 +105,7 @@ def test_renderings_say_what_the_conditional_cells_rest_on_and_why_one_is_withhe
     a.test(_welch(sel.value.abs().idxmax()), conditional_on=sel)
     table = a.report()
     for text, row in ((table.to_markdown(), "row 1"), (table.to_html(), "row 1"), (table.to_latex(), "H1")):
-        assert "Conditional p-values (" in text and "noisy release" in text
+        assert "Conditional column (" in text and "noisy release" in text
         assert "Conditional p-value and interval withheld: given the release" in text
         assert f"where the z-test is trusted ({row})" in text
-    assert "Conditional p-values" not in table.to_markdown(columns="all")   # the note column is shown there
+    assert "Conditional column" not in table.to_markdown(columns="all")   # the note column is shown there

@@ -50,7 +50,7 @@ def test_hybrid_cells_are_the_winners_hybrid():
         assert "pvalue_hybrid" in table.columns_for(name)
     assert "p (hybrid)" in table.to_markdown() and "(hybrid)" in table.to_latex()
     # without the note column, the method is said under the table, naming both routes
-    assert "Conditional and hybrid p-values (row 1, row 2): given the top-2 ranking" in table.to_markdown()
+    assert "Conditional and hybrid columns (row 1, row 2): given the top-2 ranking" in table.to_markdown()
 
 
 def test_hybrid_withheld_where_its_projection_tail_is_not_trusted():
