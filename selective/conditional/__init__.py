@@ -10,6 +10,9 @@ valid but conservative when the full model leaves residual degrees of freedom (s
 confidence interval for sigma, plus delta), and approximate (a plug-in, with a warning)
 otherwise; each result's ``inference`` says which (THEORY.md 3.7).
 
+After screening by t-tests with sigma unknown (THEORY.md 3.14), :func:`screening_inference`
+gives the exact truncated F / t tests of the kept columns, on all rows or carved.
+
 Carving (THEORY.md 3.13): :func:`randomized_lasso_inference` and
 :func:`randomized_stepwise_inference` select on a randomized response and test on all of it;
 the selectors :class:`RandomizedLassoSupport` and :class:`RandomizedForwardStepwise` make the
@@ -41,6 +44,7 @@ from .randomized import (
 )
 from .randomized_response import draw_randomization, randomized_lasso_inference, randomized_stepwise_inference
 from .results import GroupInferenceResult, ManyMeansResult, SelectiveInferenceResult
+from .screening import ScreeningResult, screening_inference
 from .sigma_estimate import SigmaEstimate, estimate_sigma
 from .stepwise import StepwisePath, forward_stepwise, least_angle_regression
 from .stepwise_inference import fs_inference, lar_inference
@@ -67,6 +71,8 @@ __all__ = [
     # after a lasso / forward stepwise selection on a randomized response (carving)
     "randomized_lasso_inference", "randomized_stepwise_inference", "draw_randomization",
     "RandomizedLassoSupport", "RandomizedForwardStepwise",
+    # after screening by t-tests, sigma unknown (Freedman's two passes; carving with screen_rows)
+    "screening_inference", "ScreeningResult",
     # inference on winners (Andrews, Kitagawa and McCloskey 2024)
     "winners_inference", "WinnersResult",
     # R bridge

@@ -72,7 +72,13 @@ class FreedmanScreening(Scenario):
     overall F-test of that model. Naive: its p-value. Certificate: the kept set is one of
     :math:`2^p` subsets, ``DescriptionLength(2**p)``; Bonferroni over the :math:`2^p - 1`
     possible F-tests. Data splitting: the first pass on the first ``split_fraction`` of the rows
-    (rows are exchangeable), the F-test on the others. Nothing is tested if nothing is kept.
+    (rows are exchangeable), the F-test on the others. Exact conditional: the same hypothesis
+    tested on all rows given the screening outcome,
+    :func:`selective.conditional.screening.screening_inference` (truncated F on the first pass's
+    residual; exact here, since y is Gaussian with mean in the span of the predictors). Carving:
+    data splitting's screen (its first-pass rows), with the F hypothesis of its kept model tested
+    on all rows given that screen's outcome (``screen_rows``). Nothing is tested if nothing is
+    kept.
 
     Signal variant: with ``coefficients``, the predictors are first made orthogonal in the sample,
     separately in data splitting's first-pass rows and in its test rows: the first
@@ -99,7 +105,9 @@ class FreedmanScreening(Scenario):
     coefficients: tuple[float, ...] = ()
     description: ClassVar[str] = "Freedman's paradox: screen predictors at p < 0.25, refit, overall F-test"
     chunk_size: ClassVar[int] = 200
-    column_labels: ClassVar[dict[str, str]] = ORACLE_LABELS
+    column_labels: ClassVar[dict[str, str]] = {
+        **ORACLE_LABELS, "pvalue_conditional": "exact conditional (truncated F, sigma unknown)",
+        "pvalue_carving": "carving (screen on data splitting's rows, exact conditional F on all rows)"}
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
@@ -116,7 +124,8 @@ class FreedmanScreening(Scenario):
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return _STANDARD + ("pvalue_oracle",) if self.coefficients else _STANDARD
+        base = _STANDARD + ("pvalue_conditional", "pvalue_carving")
+        return base + ("pvalue_oracle",) if self.coefficients else base
 
     @property
     def truth(self) -> str:
@@ -147,6 +156,15 @@ class FreedmanScreening(Scenario):
             y = y + x[:, :, :k] @ np.asarray(self.coefficients)
         return x, y
 
+    def conditional(self, x: np.ndarray, y: np.ndarray, screen_rows: int | None = None) -> float:
+        """The exact conditional p-value of the overall F hypothesis of the kept model, given the screen
+        on all rows or on the first ``screen_rows`` (carving); nan if nothing is kept."""
+        from ...conditional.screening import screening_inference
+
+        rows = None if screen_rows is None else np.arange(screen_rows)
+        res = screening_inference(x, y, keep_below=self.keep_below, screen_rows=rows)
+        return float(res.pvalue[0]) if len(res.tested) else math.nan
+
     def replicate_many(self, rngs):
         x, y = self.draw_many(rngs)
         r = len(rngs)
@@ -157,20 +175,27 @@ class FreedmanScreening(Scenario):
         kept_s = _two_sided_t(ts, dfs) < self.keep_below
         p = np.full(r, np.nan)
         ps = np.full(r, np.nan)
+        pc = np.full(r, np.nan)
+        pk = np.full(r, np.nan)
         for i in range(r):
             if kept[i].any():
                 p[i] = _second_pass(x[i][:, kept[i]], y[i])["pvalue_f"]
+                pc[i] = self.conditional(x[i], y[i])
             k = int(kept_s[i].sum())
             if 0 < k < self.n_obs - ns:
                 ps[i] = _second_pass(x[i, ns:][:, kept_s[i]], y[i, ns:])["pvalue_f"]
+            if k:
+                pk[i] = self.conditional(x[i], y[i], screen_rows=ns)
+        extra = {"pvalue_split": ps, "pvalue_conditional": pc, "pvalue_carving": pk}
         m = len(self.coefficients)
         if not m:
-            return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
-        cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates),
-                "pvalue_split": ps}
+            return self._finish(p, np.ones(r, dtype=bool), extra)
+        cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates), **extra}
         null = ~kept[:, :m].any(axis=1, keepdims=True)  # the kept model holds no signal predictor
-        out = Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in _STANDARD}, null,
-                                   null_by_column={"pvalue_split": ~kept_s[:, :m].any(axis=1, keepdims=True)})
+        null_s = ~kept_s[:, :m].any(axis=1, keepdims=True)
+        shown = _STANDARD + ("pvalue_conditional", "pvalue_carving")
+        out = Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in shown}, null,
+                                   null_by_column={"pvalue_split": null_s, "pvalue_carving": null_s})
         return with_oracle(out, [_second_pass(x[i, :, :m], y[i])["pvalues_t"][0] for i in range(r)])
 
 
