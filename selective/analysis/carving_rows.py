@@ -45,11 +45,12 @@ import pandas as pd
 from scipy import stats
 
 from ..conditional.carving_selectors import RandomizedForwardStepwise, RandomizedLassoSupport
+from ..conditional.screening import TTestScreen
 from .report import CONDITIONAL_COLUMNS
 
 __all__ = ["CarvingLink", "CARVING_SELECTORS", "link_carving", "carving_cell", "SIGMA_CHECK_P", "MIN_SIGMA_DF"]
 
-CARVING_SELECTORS = (RandomizedLassoSupport, RandomizedForwardStepwise)
+CARVING_SELECTORS = (RandomizedLassoSupport, RandomizedForwardStepwise, TTestScreen)
 #: a declared sigma whose residual chi-square upper tail is below this is not used
 SIGMA_CHECK_P = 1e-3
 #: the declared sigma is checked when the regression on every feature has more residual df than this
@@ -108,8 +109,8 @@ def link_carving(spec: Any, selection: Any, step: int, selector: Any) -> Carving
         raise TypeError(f"`conditional_on`: after a {type(selector).__name__} step the test must be a "
                         f"CoefficientTest with model='ols' (a regression {want}); got {spec!r}.")
     if spec.cov_type != "nonrobust" or spec.weights is not None:
-        raise ValueError(f"`conditional_on`: the carving column assumes independent errors of equal variance; the test "
-                         f"must use cov_type='nonrobust' and no weights; got cov_type={spec.cov_type!r}, "
+        raise ValueError(f"`conditional_on`: the conditional column assumes independent errors of equal variance; "
+                         f"the test must use cov_type='nonrobust' and no weights; got cov_type={spec.cov_type!r}, "
                          f"weights={spec.weights!r}.")
     try:
         lhs, rhs, intercept = _formula_columns(spec.formula)
@@ -175,6 +176,8 @@ def carving_cell(link: CarvingLink, data: Any, *, alpha: float, n_steps: int, vo
 
 
 def _fill(cell: dict, link: CarvingLink, data: pd.DataFrame, alpha: float, cache: dict) -> str:
+    if isinstance(link.selector, TTestScreen):
+        return _fill_screen(cell, link, data, alpha, cache)
     from ..conditional.randomized_response import (
         lasso_active_set,
         randomized_lasso_inference,
@@ -231,3 +234,43 @@ def _fill(cell: dict, link: CarvingLink, data: pd.DataFrame, alpha: float, cache
     shown = "interval" if cell["pvalue_conditional"] == cell["pvalue_conditional"] else "p-value and interval"
     return (f"{what}; conditional {shown} withheld: a test at {alpha:g} rejects beyond a point where the normal tail "
             f"is {math.exp(log_level):.2g}, below {u0:.2g} where the t-test is trusted")
+
+
+def _fill_screen(cell: dict, link: CarvingLink, data: pd.DataFrame, alpha: float, cache: dict) -> str:
+    """The exact conditional p-value after a t-test screen (sigma unknown; THEORY.md 3.14); no interval."""
+    from ..conditional.screening import boundary_log_tail, screen_ols, screening_inference
+
+    sel, selection = link.selector, link.selection
+    feats = list(sel.features)
+    x = data[feats].to_numpy(dtype=float)
+    y = data[sel.target].to_numpy(dtype=float)
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        return "conditional withheld: the rows are not those the selection saw"
+    try:
+        kept = screen_ols(x, y, sel.keep_below)
+    except ValueError as exc:
+        return f"conditional withheld: {exc}"
+    if tuple(f for f, k in zip(feats, kept, strict=True) if k) != tuple(_names(selection)):
+        return "conditional withheld: the screen recomputed from the rows keeps another set"
+    if link.value != 0:
+        return (f"conditional withheld: the screening column tests a coefficient of 0 only (the null law is that of "
+                f"the full regression's residual direction); the test's value is {link.value!r}")
+    key = ("screen", id(selection), link.alternative)
+    if key not in cache:
+        names = ["(intercept)", *[f"f{j}" for j in range(len(feats))]]
+        cache[key] = screening_inference(np.column_stack([np.ones(len(y)), x]), y, keep_below=sel.keep_below,
+                                         screened=names[1:], test="coefficients", alternative=link.alternative,
+                                         columns=names)
+    res = cache[key]
+    row = list(res.tested).index(f"f{feats.index(link.feature)}")
+    what = (f"conditional: given the t-test screen of step {link.step + 1} (kept set at p < {sel.keep_below:g}), "
+            f"exact for Gaussian errors with a mean linear in the {len(feats)} features, sigma unknown (truncated t "
+            f"on the full regression's {res.df2} residual df; Loftus and Taylor 2015); p-value only, no interval")
+    u0 = float(getattr(link.spec.run(data), "trusted_level", 0.0) or 0.0)
+    u0 = u0 if math.isfinite(u0) else 1.0
+    log_level = boundary_log_tail(res.support[row], res.df2, alpha, link.alternative)
+    if u0 <= 0 or log_level >= math.log(u0) or float(res.pvalue_naive[row]) >= u0:
+        cell["pvalue_conditional"] = float(res.pvalue[row])
+        return what
+    return (f"{what}; conditional p-value withheld: a test at {alpha:g} rejects beyond a point where the t tail is "
+            f"{math.exp(log_level):.2g}, below {u0:.2g} where the t-test is trusted")

@@ -124,7 +124,7 @@ def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -
     if not isinstance(selector, _SCREENS):
         made = "Analysis.record" if selector is None else type(selector).__name__
         raise TypeError(f"`conditional_on` must be the selection of a TopK, NoisyTopK, SparseVectorScreen, "
-                        f"NoisyStatistic, RandomizedLassoSupport or RandomizedForwardStepwise step; "
+                        f"NoisyStatistic, RandomizedLassoSupport, RandomizedForwardStepwise or TTestScreen step; "
                         f"step {step + 1} was made by {made}.")
     if isinstance(selector, NoisyStatistic) and selector.index is None:
         raise TypeError("`conditional_on`: the NoisyStatistic released a single number; the conditional column "

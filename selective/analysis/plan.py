@@ -59,7 +59,11 @@ randomization's ``noise_sd``, default ``sigma``):
 :class:`~selective.conditional.RandomizedForwardStepwise`. Their tests are ``kind = "ols"`` with
 ``formula = "y ~ {support}"`` and ``term = "{selected}"`` (in these two fields a name that is not
 an identifier is filled in as ``Q("name")``); ``conditional = true`` adds the exact
-conditional column of carving (:mod:`selective.analysis.carving_rows`).
+conditional column of carving (:mod:`selective.analysis.carving_rows`). ``t_screen`` (optional
+``keep_below``, default 0.25) keeps the candidates whose t p-value in the regression of ``target``
+on all of them is below it (:class:`~selective.conditional.TTestScreen`, Freedman's first pass);
+its tests are written the same way, and ``conditional = true`` adds the exact conditional p-value
+after the screen (sigma unknown; docs/THEORY.md 3.14).
 ``declared`` records a selection made elsewhere: its ``value`` and its
 ``certificate`` (a table with ``kind`` = "pure_dp", "approx_dp", "zcdp", "description_length",
 ...), checked against the order rules like any other step.
@@ -175,7 +179,7 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: Any, n_rows: in
                 return Selection(value=value, certificate=cert, label=label)
 
         return _Declared()
-    if s["selector"] in ("randomized_lasso", "randomized_stepwise"):
+    if s["selector"] in ("randomized_lasso", "randomized_stepwise", "t_screen"):
         return _carving_selector(plan, i, s, data)
     cands = _candidates(plan, i, s, data)
     size = "max_selected" if s["selector"] == "sparse_vector" else "k"
@@ -216,8 +220,9 @@ def _build_selector(plan: Plan, i: int, s: dict[str, Any], data: Any, n_rows: in
 
 
 def _carving_selector(plan: Plan, i: int, s: dict[str, Any], data: Any):
-    """A randomized lasso or stepwise step: the features are the candidates other than the target."""
+    """A randomized lasso or stepwise step or a t-test screen: the features are the candidates other than the target."""
     from ..conditional.carving_selectors import RandomizedForwardStepwise, RandomizedLassoSupport
+    from ..conditional.screening import TTestScreen
 
     where = f"[[select]] #{i}"
     target = s["target"]
@@ -227,6 +232,8 @@ def _carving_selector(plan: Plan, i: int, s: dict[str, Any], data: Any):
     if not feats:
         raise _err(plan.source, where, "no feature is left once the target is removed from the candidates.")
     _numeric(plan, where, data, feats + (target,))
+    if s["selector"] == "t_screen":
+        return TTestScreen(target, feats, keep_below=float(s.get("keep_below", 0.25)))
     common = {"sigma": float(s["sigma"]), "noise_sd": None if "noise_sd" not in s else float(s["noise_sd"])}
     if s["selector"] == "randomized_lasso":
         return RandomizedLassoSupport(target, feats, lam=float(s["lam"]), max_size=min(s["max_size"], len(feats)),

@@ -18,9 +18,10 @@ else:  # pragma: no cover
 __all__ = ["PlanError", "Plan", "load_plan", "parse_plan", "TEST_KINDS", "SCORES", "SELECTORS", "ANALYSIS_FIELDS",
            "FISSION_FIELDS"]
 
-SELECTORS = ("top_k", "noisy_top_k", "sparse_vector", "declared", "randomized_lasso", "randomized_stepwise")
-#: selectors of a regression model on a randomized response (carving), and their numeric fields
-_CARVING = {"randomized_lasso": ("lam", "max_size"), "randomized_stepwise": ("steps",)}
+SELECTORS = ("top_k", "noisy_top_k", "sparse_vector", "declared", "randomized_lasso", "randomized_stepwise",
+             "t_screen")
+#: selectors of the features of a regression model (carving, t-test screening), and their required numeric fields
+_CARVING = {"randomized_lasso": ("lam", "max_size"), "randomized_stepwise": ("steps",), "t_screen": ()}
 SCORES = ("welch_t", "abs_mean", "abs_corr", "clipped_mean", "signed_mean")
 _DP_SCORES = ("clipped_mean", "signed_mean")
 
@@ -68,6 +69,7 @@ _SELECT_FIELDS = {
                          "noise_sd"),
     "randomized_stepwise": ("selector", "label", "target", "candidates", "candidates_like", "steps", "sigma",
                             "noise_sd"),
+    "t_screen": ("selector", "label", "target", "candidates", "candidates_like", "keep_below"),
 }
 _SCORE_FIELDS = {
     "welch_t": ("group", "levels"),
@@ -255,9 +257,10 @@ def _parse_select(source: str, i: int, s: dict[str, Any], n_select: int) -> None
 
 
 def _parse_carving(source: str, where: str, s: dict[str, Any], sel: str) -> None:
-    """A randomized lasso or stepwise step: target, features (``candidates``), sigma, its size."""
+    """A randomized lasso or stepwise step (target, features (``candidates``), sigma, its size) or a
+    t-test screen (target, features, optional ``keep_below``)."""
     _check_fields(source, where, s, _SELECT_FIELDS[sel], f"for selector {sel!r}")
-    for key in ("target", "sigma") + _CARVING[sel]:
+    for key in ("target",) + (() if sel == "t_screen" else ("sigma",)) + _CARVING[sel]:
         if key not in s:
             raise _err(source, where, f"selector {sel!r} needs the field `{key}`.")
     _want(source, where, "target", s, isinstance(s["target"], str), "a column name")
@@ -271,6 +274,9 @@ def _parse_carving(source: str, where: str, s: dict[str, Any], sel: str) -> None
             v = s[key]
             _want(source, where, key, s, isinstance(v, int) and not isinstance(v, bool) and v >= 1,
                   "an integer >= 1")
+    if "keep_below" in s:
+        v = s["keep_below"]
+        _want(source, where, "keep_below", s, _is_number(v) and 0 < v < 1, "a number in (0, 1)")
 
 
 def _candidate_fields(source: str, where: str, s: dict[str, Any], *, key: str = "candidates",

@@ -44,7 +44,7 @@ from .randomized import (
 )
 from .randomized_response import draw_randomization, randomized_lasso_inference, randomized_stepwise_inference
 from .results import GroupInferenceResult, ManyMeansResult, SelectiveInferenceResult
-from .screening import ScreeningResult, screening_inference
+from .screening import ScreeningResult, TTestScreen, screening_inference
 from .sigma_estimate import SigmaEstimate, estimate_sigma
 from .stepwise import StepwisePath, forward_stepwise, least_angle_regression
 from .stepwise_inference import fs_inference, lar_inference
@@ -72,7 +72,7 @@ __all__ = [
     "randomized_lasso_inference", "randomized_stepwise_inference", "draw_randomization",
     "RandomizedLassoSupport", "RandomizedForwardStepwise",
     # after screening by t-tests, sigma unknown (Freedman's two passes; carving with screen_rows)
-    "screening_inference", "ScreeningResult",
+    "screening_inference", "ScreeningResult", "TTestScreen",
     # inference on winners (Andrews, Kitagawa and McCloskey 2024)
     "winners_inference", "WinnersResult",
     # R bridge

@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from .._validation import check_probability
 from ._checks import check_alternative, check_choice, design_and_response
@@ -44,7 +46,7 @@ from ._group_regions import _f_logsf, _trig_region, _truncated_pvalue
 from .groupfs import _orth
 from .results import _ro, _table
 
-__all__ = ["ScreeningResult", "screening_inference"]
+__all__ = ["ScreeningResult", "screening_inference", "TTestScreen"]
 
 _TESTS = ("overall", "coefficients")
 
@@ -333,3 +335,115 @@ def _t_naive_p(t: float, df: int, alternative: str) -> float:
     if alternative == "less":
         return float(stats.t.cdf(t, df))
     return float(2 * stats.t.sf(abs(t), df))
+
+
+def screen_ols(x: np.ndarray, y: np.ndarray, keep_below: float) -> np.ndarray:
+    """Which columns of ``x`` the screen keeps (OLS of y on an intercept and x, two-sided t p < keep_below)."""
+    n, p = x.shape
+    X = np.column_stack([np.ones(n), x])
+    if n <= p + 1 or np.linalg.matrix_rank(X) < p + 1:
+        raise ValueError(f"`data`: the t-test screen regresses the target on an intercept and all {p} features, which "
+                         f"needs more than {p + 1} rows and linearly independent features; got {n} rows, rank "
+                         f"{np.linalg.matrix_rank(X)} of {p + 1}.")
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    resid = y - X @ coef
+    rss = float(resid @ resid)
+    if rss <= 0:
+        raise ValueError("`data`: the features fit the target exactly (zero residual), so no t-test can be made.")
+    se = np.sqrt(rss / (n - p - 1) * np.diag(np.linalg.inv(X.T @ X)))[1:]
+    return 2 * stats.t.sf(np.abs(coef[1:] / se), n - p - 1) < keep_below
+
+
+def boundary_log_tail(support, df2: int, alpha: float, alternative: str) -> float:
+    """Log of the unconditional t tail beyond the point where the conditional test at ``alpha``
+    starts to reject (the farther side for a two-sided test): how deep into the t tail the
+    conditional test reaches, for the report's trust rule.
+
+    With the support's intervals of log masses m_i, the boundary t* has conditional upper tail
+    ``alpha`` (alpha/2 each side when two-sided): walking down from the top interval until the
+    mass above reaches alpha * total, t* lies in interval i and its unconditional tail is
+    P(T >= b_i) + (alpha * total - mass above b_i), so no inversion is needed.
+    """
+    region = [(float(a), float(b)) for a, b in np.asarray(support, dtype=float).reshape(-1, 2)]
+    flipped = [(-b, -a) for a, b in reversed(region)]
+    sides = {"greater": [(region, alpha)], "less": [(flipped, alpha)],
+             "two-sided": [(region, alpha / 2), (flipped, alpha / 2)]}[alternative]
+
+    def logsf(x):
+        return _t_logsf(x, df2) if math.isfinite(x) else (0.0 if x < 0 else -math.inf)
+
+    out = 0.0
+    for reg, level in sides:
+        masses = []
+        for lo, hi in reg:
+            la, lb = logsf(lo), logsf(hi)
+            masses.append(la + math.log(-math.expm1(lb - la)) if lb < la else -math.inf)
+        if not masses:
+            continue
+        target = math.log(level) + float(special.logsumexp(masses))
+        above = -math.inf
+        for (_lo, hi), m in zip(reversed(reg), reversed(masses), strict=True):
+            if np.logaddexp(above, m) >= target:
+                need = target + (math.log(-math.expm1(above - target)) if above > -math.inf else 0.0)
+                out = min(out, float(np.logaddexp(logsf(hi), need)))
+                break
+            above = float(np.logaddexp(above, m))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TTestScreen:
+    r"""Keep the features whose two-sided t p-value, in the OLS regression of ``target`` on all of
+    ``features`` with an intercept, is below ``keep_below`` (Freedman's first pass).
+
+    The value is the tuple of kept features (in the order given). Certificate
+    ``DescriptionLength(2**p)``: the kept set is one of :math:`2^p` subsets. A regression of the
+    target on exactly the kept features with an intercept, run with
+    ``Analysis.test(CoefficientTest(...), conditional_on=selection)``, gets the exact conditional
+    p-value of :func:`screening_inference` for its coefficient (sigma unknown; docs/THEORY.md 3.14).
+
+    Parameters
+    ----------
+    target : column label
+        The response.
+    features : sequence of column labels
+        The screened predictors; more rows than ``len(features) + 1`` are needed.
+    keep_below : float
+        The screening level in (0, 1); default 0.25 (Freedman 1983).
+    label : str
+        Shown in the ledger.
+    """
+
+    target: Any
+    features: tuple
+    keep_below: float = 0.25
+    label: str = "t-test screen"
+
+    def __post_init__(self) -> None:
+        from ..selectors.description import _check_label, _features
+
+        object.__setattr__(self, "features", _features(self.target, self.features))
+        object.__setattr__(self, "keep_below", check_probability("keep_below", self.keep_below, closed="neither"))
+        _check_label(self.label)
+
+    def certificate(self):
+        from ..accounting.certificates import DescriptionLength
+
+        return DescriptionLength(2 ** len(self.features))
+
+    def required_columns(self) -> dict[str, tuple]:
+        """``{"target": (target,), "features": features}``: checked before the data are touched."""
+        from ..selectors.description import _model_columns
+
+        return _model_columns(self.target, self.features)
+
+    def select(self, data: pd.DataFrame, rng: Any = None):
+        from ..selectors.base import Selection
+        from ..selectors.description import _design
+
+        x, y, feats = _design(data, self.target, self.features)
+        res = screen_ols(x, y, self.keep_below)
+        value = tuple(f for f, k in zip(feats, res, strict=True) if k)
+        return Selection(value=value, certificate=self.certificate(), label=self.label,
+                         details=MappingProxyType({"keep_below": self.keep_below, "n_features": len(feats),
+                                                   "df": x.shape[0] - len(feats) - 1}))

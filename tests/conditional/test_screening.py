@@ -223,3 +223,26 @@ def test_frame_and_summary():
     assert "kept" in res.summary()
     empty = screening_inference(X, rng.standard_normal(30), keep_below=1e-9)
     assert empty.tested == () and empty.to_frame().empty
+
+
+@pytest.mark.parametrize("region", [
+    [(-math.inf, -1.2), (1.2, math.inf)], [(-6.1, -5.9), (1.2, 8.0)], [(2.0, 3.0)],
+    [(-3.0, -2.5), (4.0, 5.0), (7.0, math.inf)]])
+@pytest.mark.parametrize("alternative", ["greater", "less", "two-sided"])
+def test_boundary_tail_is_the_tail_where_the_conditional_test_starts_to_reject(region, alternative):
+    """The trust rule's depth, computed from interval masses, against bisection on the conditional p-value."""
+    from selective.conditional._group_regions import _truncated_pvalue
+    from selective.conditional.screening import _t_logsf, boundary_log_tail
+
+    def boundary(reg, level):
+        lo, hi = math.atan(reg[0][0]), math.atan(reg[-1][1])
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            above = _truncated_pvalue(math.tan(mid), reg, lambda x: _t_logsf(x, 20)) > level
+            lo, hi = (mid, hi) if above else (lo, mid)
+        return _t_logsf(math.tan(hi), 20)
+
+    flipped = [(-b, -a) for a, b in reversed(region)]
+    want = {"greater": lambda: boundary(region, 0.05), "less": lambda: boundary(flipped, 0.05),
+            "two-sided": lambda: min(boundary(region, 0.025), boundary(flipped, 0.025))}[alternative]()
+    assert boundary_log_tail(np.array(region), 20, 0.05, alternative) == pytest.approx(want, abs=1e-9)
