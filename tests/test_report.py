@@ -187,6 +187,7 @@ def test_summary_prints_table_then_notes(anes):
 
 def test_latex_escapes_in_one_pass_and_uses_math_minus(demo):
     assert latex_escape("a\\b_{c}|d") == r"a\textbackslash{}b\_\{c\}\textbar{}d"
+    assert latex_escape("OLS y ~ x1") == r"OLS y \ensuremath{\sim} x1"  # a formula's tilde, not an accent
     table = synthetic_table([r"mean(x \ y | z) & 50%"], [0.0001], [0.002], estimate=[-0.195], n_obs=[10],
                             ci_corrected_low=[-1.5], ci_corrected_high=[2.5e-5])
     tex = table.to_latex()

@@ -152,7 +152,7 @@ def text_table(frame: pd.DataFrame, *, index: bool = True) -> str:
 
 _LATEX_SPECIAL = {
     "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
-    "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}",
+    "~": r"\ensuremath{\sim}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}",
     "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
 }
 _LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIAL))
@@ -163,7 +163,9 @@ def latex_escape(text: Any) -> str:
     """Escape text for LaTeX (outside math): every special character, in one pass.
 
     ``\\`` becomes ``\\textbackslash{}`` (not ``\\textbackslash\\{\\}``), and ``<``, ``>``, ``|``
-    their text commands, which print correctly in the default (OT1) font encoding too.
+    their text commands, which print correctly in the default (OT1) font encoding too. ``~``
+    becomes ``\\ensuremath{\\sim}``: in a table it is a model formula's tilde ("y ~ x"), which
+    ``\\textasciitilde`` would print raised, as an accent.
 
     Parameters
     ----------
