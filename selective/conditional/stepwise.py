@@ -64,7 +64,7 @@ class StepwisePath:
         }, index=pd.RangeIndex(1, self.n_steps + 1, name="step"))
 
 
-def _prepare(X, y, intercept, normalize):
+def _prepare(X, y, intercept, normalize, names=None):
     n, p = X.shape
     xm = X.mean(0) if intercept else np.zeros(p)
     Xc = X - xm
@@ -73,7 +73,10 @@ def _prepare(X, y, intercept, normalize):
     if normalize:
         if np.any(norms == 0):
             j = int(np.nonzero(norms == 0)[0][0])
-            raise ValueError(f"`X` column {j} is constant; it cannot be normalised.")
+            label = f"{names[j]!r} (position {j})" if names is not None else f"{j}"
+            what = "constant" if intercept else "all zero"
+            raise ValueError(f"`X` column {label} is {what}; it cannot be normalised. Remove it, or pass "
+                             f"normalize=False.")
         Xn = Xc / norms
     else:
         Xn = Xc
@@ -168,7 +171,7 @@ def _path(kind, X, y, maxsteps, intercept, normalize, columns, response):
         if not isinstance(v, (bool, np.bool_)):
             raise TypeError(f"`{nm}` must be True or False; got {v!r}.")
     n, p = X.shape
-    Xn, yc, xm, norms = _prepare(X, y, intercept, normalize)
+    Xn, yc, xm, norms = _prepare(X, y, intercept, normalize, names)
     T = _max_steps(maxsteps, n, p, intercept)
     basis = _Basis(Xn, T)
     cons = StepConstraints(Xn, basis.Q, basis.W)

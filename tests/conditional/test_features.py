@@ -252,3 +252,16 @@ class TestFasterRoots:
 
     def test_trig_region_without_constraints(self):
         assert _trig_region(np.zeros((0, 6)), 0.0, 1.0) == [(0.0, 1.0)]
+
+
+def test_stepwise_constant_column_error_names_the_column_label():
+    import pandas as pd
+
+    from selective.conditional import forward_stepwise
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(20, 3)), columns=["age", "dose", "bmi"])
+    frame["dose"] = 2.0
+    frame["y"] = rng.normal(size=20)
+    with pytest.raises(ValueError, match=r"`X` column 'dose' \(position 1\) is constant.*normalize=False"):
+        forward_stepwise(frame, "y", maxsteps=2)
