@@ -245,20 +245,41 @@ def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: floa
         if link is None:
             out.append(None)
             continue
-        if isinstance(link, CarvingLink):
-            cell = carving_cell(link, data if rows is None else rows, alpha=alpha, n_steps=n_steps, void=void,
-                                units=units, cache=cache)
-        else:
-            hybrid = () if isinstance(link.selector, _RANDOMIZED) else HYBRID_COLUMNS  # winners of a TopK screen
-            cell = {c: math.nan for c in CONDITIONAL_COLUMNS + hybrid}
-            reason = _scope_reason(link, n_steps=n_steps, void=void, units=units) or too_large
-            cell["note"] = reason if reason is not None else _fill(cell, link, rows, alpha, cache)
-        if link.alternative != "two-sided" and any(
-                cell.get(c) == cell.get(c) for c in ("ci_conditional_low", "ci_hybrid_low")):
-            cell["note"] += (f"; the conditional intervals are two-sided (equal tails, {1 - alpha:g}) while the test "
-                             f"is one-sided ({link.alternative})")
+        cell = _cell(link, data, rows, too_large, alpha=alpha, n_steps=n_steps, void=void, units=units, cache=cache)
+        if link.alternative != "two-sided" and cell.get("ci_conditional_low") == cell.get("ci_conditional_low"):
+            _one_sided_bound(cell, link, data, rows, too_large, alpha=alpha, n_steps=n_steps, void=void, units=units,
+                             cache=cache)
         out.append(cell)
     return out
+
+
+def _cell(link, data, rows, too_large, *, alpha, n_steps, void, units, cache) -> dict[str, Any]:
+    if isinstance(link, CarvingLink):
+        return carving_cell(link, data if rows is None else rows, alpha=alpha, n_steps=n_steps, void=void,
+                            units=units, cache=cache)
+    hybrid = () if isinstance(link.selector, _RANDOMIZED) else HYBRID_COLUMNS  # winners of a TopK screen
+    cell = {c: math.nan for c in CONDITIONAL_COLUMNS + hybrid}
+    reason = _scope_reason(link, n_steps=n_steps, void=void, units=units) or too_large
+    cell["note"] = reason if reason is not None else _fill(cell, link, rows, alpha, cache)
+    return cell
+
+
+def _one_sided_bound(cell, link, data, rows, too_large, *, alpha, **kw) -> None:
+    """A one-sided test's conditional interval: the one-sided 1 - alpha bound, i.e. the matching end of
+    the equal-tailed 1 - 2 alpha interval of the same exact pivot (each of its tails has probability
+    alpha), the other end infinite, as the naive column's one-sided interval."""
+    if 2 * alpha >= 1:
+        cell["note"] += (f"; the conditional interval is two-sided (equal tails, {1 - alpha:g}) while the test is "
+                         f"one-sided ({link.alternative})")
+        return
+    wide = _cell(link, data, rows, too_large, alpha=2 * alpha, **kw)
+    lo, hi = wide["ci_conditional_low"], wide["ci_conditional_high"]
+    if link.alternative == "greater":
+        cell["ci_conditional_low"], cell["ci_conditional_high"] = lo, math.inf
+    else:
+        cell["ci_conditional_low"], cell["ci_conditional_high"] = -math.inf, hi
+    cell["note"] += (f"; the conditional interval is the one-sided {1 - alpha:g} bound of the test's direction "
+                     f"({link.alternative}): the end of the equal-tailed {1 - 2 * alpha:g} interval")
 
 
 def _scope_reason(link: WinnersLink, *, n_steps: int, void: bool, units: Any) -> str | None:
@@ -280,7 +301,7 @@ def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache
     if isinstance(link.selector, _RANDOMIZED):
         return _fill_randomized(cell, link, data, alpha, cache)
     score = link.selector.score
-    key = (id(link.selection), link.candidate, link.value, link.alternative)
+    key = (id(link.selection), link.candidate, link.value, link.alternative, alpha)
     stats = _stats(link, data, cache)
     if stats is None:
         return "conditional withheld: a group has fewer than 2 rows"
@@ -393,7 +414,7 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
     j = labels.index(link.candidate)
     nulls = np.zeros(len(labels))
     nulls[j] = link.value / scale[j]
-    key = ("randomized", id(link.selection), link.candidate, link.value, link.alternative)
+    key = ("randomized", id(link.selection), link.candidate, link.value, link.alternative, alpha)
     if key not in cache:
         try:
             cache[key] = randomized_inference(pd.Series(x, index=labels), sigma, event,

@@ -91,8 +91,13 @@ def test_stepwise_column_tests_a_value_and_a_direction():
                                         alternative="less", null_value=0.1, columns=FEATURES, targets=[2])
     assert ref.variables == (term,)
     assert f.pvalue_conditional.iloc[0] == pytest.approx(ref.pvalue[0], rel=1e-9)
-    # the interval is equal-tailed at 1 - alpha whatever the alternative, as the other conditional columns'
-    assert (f.ci_conditional_low.iloc[0], f.ci_conditional_high.iloc[0]) == pytest.approx(tuple(ref.ci[0]))
+    # a one-sided test shows the one-sided 1 - alpha bound: the upper end of the equal-tailed 1 - 2 alpha interval
+    wide = randomized_stepwise_inference(frame[FEATURES], frame["y"].to_numpy(), steps=3, sigma=1.0, noise_sd=0.7,
+                                         randomization=sel.details["randomization"], alpha=2 * a.alpha,
+                                         alternative="less", null_value=0.1, columns=FEATURES, targets=[2])
+    assert f.ci_conditional_low.iloc[0] == -math.inf
+    assert f.ci_conditional_high.iloc[0] == pytest.approx(wide.ci[0][1], rel=1e-9)
+    assert wide.ci[0][1] < ref.ci[0][1]  # shorter on the side that matters than the two-sided interval
     # a null value moves the p-value, not the interval; "less" and "greater" are complementary
     plain = randomized_stepwise_inference(frame[FEATURES], frame["y"].to_numpy(), steps=3, sigma=1.0, noise_sd=0.7,
                                           randomization=sel.details["randomization"], alternative="greater",
@@ -341,15 +346,18 @@ def test_plan_quotes_names_that_are_not_identifiers():
     assert f.pvalue_conditional.notna().any()
 
 
-def test_a_one_sided_test_is_told_that_its_conditional_interval_is_two_sided():
+def test_a_one_sided_test_gets_a_one_sided_conditional_bound():
     frame = _frame(np.random.default_rng(15), n=400)
     _, sel, f = _run(frame, RandomizedForwardStepwise("y", FEATURES, steps=2, sigma=1.0), alternative="greater")
     shown = f.ci_conditional_low.notna()
     assert shown.any()
+    assert (f.ci_conditional_high[shown] == math.inf).all()
     for note in f.note[shown]:
-        assert "conditional intervals are two-sided (equal tails, 0.95) while the test is one-sided (greater)" in note
+        assert "one-sided 0.95 bound of the test's direction (greater): the end of the equal-tailed 0.9" in note
     _, _, two = _run(frame, RandomizedForwardStepwise("y", FEATURES, steps=2, sigma=1.0))
-    assert not any("while the test is one-sided" in note for note in two.note)
+    assert not any("one-sided" in note for note in two.note)
+    both = shown & two.ci_conditional_low.notna()
+    assert (f.ci_conditional_low[both] > two.ci_conditional_low[both]).all()
 
 
 def test_scales_whose_squares_are_not_finite_positive_doubles_are_refused():

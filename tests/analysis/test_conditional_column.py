@@ -79,6 +79,33 @@ def test_one_sample_column_is_the_winners_pivot_on_the_means():
                 tuple(direct.ci_conditional[r]), rel=1e-9)
 
 
+def test_one_sided_winners_get_the_one_sided_conditional_bound():
+    """alternative='greater': the lower end of the equal-tailed interval at 2 alpha, upper end infinite."""
+    rng = np.random.default_rng(7)
+    cols = [f"c{i}" for i in range(12)]
+    x = 0.3 * rng.standard_normal((400, 1)) + rng.standard_normal((400, 12))
+    x[:, 3] += 0.25
+    frame = pd.DataFrame(x, columns=cols)
+    a = Analysis(frame, rng=1)
+    sel = a.select(TopK(k=2, score=CandidateScores(cols, kind="mean"), candidates=cols))
+    for c in sel.value:
+        a.test(OneSampleTTest(column=c, value=0.05, alternative="greater"), conditional_on=sel)
+    f = a.report(alpha=0.1).frame
+    kw = dict(k=2, by="value", null_value=0.05, alternative="greater")
+    est, cov = pd.Series(x.mean(axis=0), index=cols), np.cov(x, rowvar=False) / 400
+    wide = winners_inference(est, cov, alpha=0.2, **kw)
+    shown = 0
+    for r, c in enumerate(wide.candidates):
+        row = f.iloc[list(sel.value).index(c)]
+        if math.isnan(row.ci_conditional_low):
+            continue
+        shown += 1
+        assert row.ci_conditional_low == pytest.approx(wide.ci_conditional[r][0], rel=1e-9)
+        assert row.ci_conditional_high == math.inf
+        assert "one-sided 0.9 bound" in row.note
+    assert shown
+
+
 def test_t_scores_give_intervals_on_the_mean_difference_scale():
     rng = np.random.default_rng(11)
     frame = _two_group_frame(rng, n=2000, effect=0.15)
