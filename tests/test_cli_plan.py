@@ -959,3 +959,54 @@ def test_carving_plan_analyzes_verifies_and_catches_a_forged_conditional_cell(tm
     write_audit(tmp_path / "reseeded.json", reseeded)
     code, out, _ = run(["verify", tmp_path / "reseeded.json", tmp_path / "d.csv"], capsys)
     assert code == 3
+
+
+SCREEN_PLAN = """
+[analysis]
+alpha = 0.05
+seed = 8
+
+[[select]]
+selector = "t_screen"
+target = "y"
+candidates_like = "x*"
+keep_below = 0.25
+
+[[test]]
+kind = "ols"
+for_each = 1
+formula = "y ~ {support}"
+term = "{selected}"
+conditional = true
+"""
+
+
+def test_screen_plan_analyzes_verifies_and_catches_a_forged_conditional_cell(tmp_path, capsys):
+    """A t-test screen plan: the table has the conditional column after the screen; verify recomputes
+    it from the data, so a forged conditional p-value, or a data row changed, is reported."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((120, 8))
+    frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(8)])
+    frame["y"] = 0.3 * x[:, 0] + 0.2 * x[:, 1] + rng.standard_normal(120)
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    plan = write_plan(tmp_path / "screen.toml", SCREEN_PLAN)
+    code, out, err = run(["analyze", tmp_path / "d.csv", "--plan", plan, "--out", tmp_path / "s.md", "--quiet"],
+                         capsys)
+    assert code == 0, err
+    text = (tmp_path / "s.md").read_text()
+    assert "p (conditional)" in text and "t-test screen of step 1" in text
+    audit = tmp_path / "s.audit.json"
+    code, out, _ = run(["verify", audit, tmp_path / "d.csv"], capsys)
+    assert code == 0 and "verified" in out
+    rec = json.loads(audit.read_text())
+    col = rec["table"]["columns"].index("pvalue_conditional")
+    row = next(i for i, r in enumerate(rec["table"]["rows"]) if isinstance(r[col], float))
+    forged = json.loads(json.dumps(rec))
+    forged["table"]["rows"][row][col] = rec["table"]["rows"][row][col] / 2
+    write_audit(tmp_path / "forged.json", forged)
+    code, out, _ = run(["verify", tmp_path / "forged.json", tmp_path / "d.csv"], capsys)
+    assert code == 3 and "pvalue_conditional" in out
+    frame.loc[7, "y"] += 1e-6
+    frame.to_csv(tmp_path / "d2.csv", index=False)
+    code, out, _ = run(["verify", audit, tmp_path / "d2.csv"], capsys)
+    assert code == 3
