@@ -907,6 +907,35 @@ column = "{selected}"
     assert code == 2 and "does not exist" in err
 
 
+def _analyze_regression_plan(tmp_path, capsys, plan_text, *, seed, n, p, coefs):
+    """d.csv: n rows of p standard normal x's and y = x'coefs + noise; analyze it with the plan into
+    c.md (and c.audit.json). Returns the frame and the table's text."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, p))
+    frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(p)])
+    frame["y"] = x[:, : len(coefs)] @ np.asarray(coefs) + rng.standard_normal(n)
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    plan = write_plan(tmp_path / "plan.toml", plan_text)
+    code, _, err = run(["analyze", tmp_path / "d.csv", "--plan", plan, "--out", tmp_path / "c.md", "--quiet"], capsys)
+    assert code == 0, err
+    return frame, (tmp_path / "c.md").read_text()
+
+
+def _verified_and_forged_cell_caught(tmp_path, audit, capsys) -> dict:
+    """``audit`` of d.csv verifies, and halving a shown conditional p-value is reported; returns the record."""
+    code, out, _ = run(["verify", audit, tmp_path / "d.csv"], capsys)
+    assert code == 0 and "verified" in out
+    rec = json.loads(audit.read_text())
+    col = rec["table"]["columns"].index("pvalue_conditional")
+    row = next(i for i, r in enumerate(rec["table"]["rows"]) if isinstance(r[col], float))
+    forged = json.loads(json.dumps(rec))
+    forged["table"]["rows"][row][col] = rec["table"]["rows"][row][col] / 2
+    write_audit(tmp_path / "forged.json", forged)
+    code, out, _ = run(["verify", tmp_path / "forged.json", tmp_path / "d.csv"], capsys)
+    assert code == 3 and "pvalue_conditional" in out
+    return rec
+
+
 CARVING_PLAN = """
 [analysis]
 alpha = 0.05
@@ -933,27 +962,9 @@ def test_carving_plan_analyzes_verifies_and_catches_a_forged_conditional_cell(tm
     """A randomized-lasso plan: the table has the carving column; verify recomputes the
     randomization from the seed and the column from the data, so a forged conditional p-value or
     seed is reported."""
-    rng = np.random.default_rng(4)
-    x = rng.standard_normal((300, 6))
-    frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(6)])
-    frame["y"] = 0.5 * x[:, 0] + 0.3 * x[:, 1] + rng.standard_normal(300)
-    frame.to_csv(tmp_path / "d.csv", index=False)
-    plan = write_plan(tmp_path / "carve.toml", CARVING_PLAN)
-    code, out, err = run(["analyze", tmp_path / "d.csv", "--plan", plan, "--out", tmp_path / "c.md", "--quiet"],
-                         capsys)
-    assert code == 0, err
-    assert "p (conditional)" in (tmp_path / "c.md").read_text() and "carving" in (tmp_path / "c.md").read_text()
-    audit = tmp_path / "c.audit.json"
-    code, out, _ = run(["verify", audit, tmp_path / "d.csv"], capsys)
-    assert code == 0 and "verified" in out
-    rec = json.loads(audit.read_text())
-    col = rec["table"]["columns"].index("pvalue_conditional")
-    row = next(i for i, r in enumerate(rec["table"]["rows"]) if isinstance(r[col], float))
-    forged = json.loads(json.dumps(rec))
-    forged["table"]["rows"][row][col] = rec["table"]["rows"][row][col] / 2
-    write_audit(tmp_path / "forged.json", forged)
-    code, out, _ = run(["verify", tmp_path / "forged.json", tmp_path / "d.csv"], capsys)
-    assert code == 3 and "pvalue_conditional" in out
+    _, text = _analyze_regression_plan(tmp_path, capsys, CARVING_PLAN, seed=4, n=300, p=6, coefs=(0.5, 0.3))
+    assert "p (conditional)" in text and "carving" in text
+    rec = _verified_and_forged_cell_caught(tmp_path, tmp_path / "c.audit.json", capsys)
     reseeded = json.loads(json.dumps(rec))
     reseeded["seed"] = rec["seed"] + 1
     write_audit(tmp_path / "reseeded.json", reseeded)
@@ -961,51 +972,17 @@ def test_carving_plan_analyzes_verifies_and_catches_a_forged_conditional_cell(tm
     assert code == 3
 
 
-SCREEN_PLAN = """
-[analysis]
-alpha = 0.05
-seed = 8
-
-[[select]]
-selector = "t_screen"
-target = "y"
-candidates_like = "x*"
-keep_below = 0.25
-
-[[test]]
-kind = "ols"
-for_each = 1
-formula = "y ~ {support}"
-term = "{selected}"
-conditional = true
-"""
+SCREEN_PLAN = CARVING_PLAN.replace('selector = "randomized_lasso"', 'selector = "t_screen"').replace(
+    "lam = 20.0\nmax_size = 6\nsigma = 1.0", "keep_below = 0.25")
 
 
 def test_screen_plan_analyzes_verifies_and_catches_a_forged_conditional_cell(tmp_path, capsys):
     """A t-test screen plan: the table has the conditional column after the screen; verify recomputes
     it from the data, so a forged conditional p-value, or a data row changed, is reported."""
-    rng = np.random.default_rng(5)
-    x = rng.standard_normal((120, 8))
-    frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(8)])
-    frame["y"] = 0.3 * x[:, 0] + 0.2 * x[:, 1] + rng.standard_normal(120)
-    frame.to_csv(tmp_path / "d.csv", index=False)
-    plan = write_plan(tmp_path / "screen.toml", SCREEN_PLAN)
-    code, out, err = run(["analyze", tmp_path / "d.csv", "--plan", plan, "--out", tmp_path / "s.md", "--quiet"],
-                         capsys)
-    assert code == 0, err
-    text = (tmp_path / "s.md").read_text()
+    frame, text = _analyze_regression_plan(tmp_path, capsys, SCREEN_PLAN, seed=5, n=120, p=8, coefs=(0.3, 0.2))
     assert "p (conditional)" in text and "t-test screen of step 1" in text
-    audit = tmp_path / "s.audit.json"
-    code, out, _ = run(["verify", audit, tmp_path / "d.csv"], capsys)
-    assert code == 0 and "verified" in out
-    rec = json.loads(audit.read_text())
-    col = rec["table"]["columns"].index("pvalue_conditional")
-    row = next(i for i, r in enumerate(rec["table"]["rows"]) if isinstance(r[col], float))
-    forged = json.loads(json.dumps(rec))
-    forged["table"]["rows"][row][col] = rec["table"]["rows"][row][col] / 2
-    write_audit(tmp_path / "forged.json", forged)
-    code, out, _ = run(["verify", tmp_path / "forged.json", tmp_path / "d.csv"], capsys)
-    assert code == 3 and "pvalue_conditional" in out
+    audit = tmp_path / "c.audit.json"
+    _verified_and_forged_cell_caught(tmp_path, audit, capsys)
     frame.loc[7, "y"] += 1e-6
     frame.to_csv(tmp_path / "d2.csv", index=False)
     code, out, _ = run(["verify", audit, tmp_path / "d2.csv"], capsys)

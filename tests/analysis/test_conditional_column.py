@@ -56,16 +56,20 @@ def test_null_winner_holds_its_level_with_correlated_candidates():
         assert_rate_at_most(int(np.sum(pc <= level)), len(pc), level)
 
 
-def test_one_sample_column_is_the_winners_pivot_on_the_means():
-    # Cross-check of the plumbing (labels, covariance S/n, the tested value) against a direct
-    # call: means of 12 correlated columns, top-2 by value, H0: mu = 0.05 for each winner.
+def _top2_of_correlated_means():
+    """Means of 12 correlated columns (one shifted by 0.25), 400 rows, and an analysis that took the top 2."""
     rng = np.random.default_rng(7)
     cols = [f"c{i}" for i in range(12)]
     x = 0.3 * rng.standard_normal((400, 1)) + rng.standard_normal((400, 12))
     x[:, 3] += 0.25
-    frame = pd.DataFrame(x, columns=cols)
-    a = Analysis(frame, rng=1)
-    sel = a.select(TopK(k=2, score=CandidateScores(cols, kind="mean"), candidates=cols))
+    a = Analysis(pd.DataFrame(x, columns=cols), rng=1)
+    return cols, x, a, a.select(TopK(k=2, score=CandidateScores(cols, kind="mean"), candidates=cols))
+
+
+def test_one_sample_column_is_the_winners_pivot_on_the_means():
+    # Cross-check of the plumbing (labels, covariance S/n, the tested value) against a direct
+    # call: means of 12 correlated columns, top-2 by value, H0: mu = 0.05 for each winner.
+    cols, x, a, sel = _top2_of_correlated_means()
     for c in sel.value:
         a.test(OneSampleTTest(column=c, value=0.05), conditional_on=sel)
     table = a.report(alpha=0.1)
@@ -81,13 +85,7 @@ def test_one_sample_column_is_the_winners_pivot_on_the_means():
 
 def test_one_sided_winners_get_the_one_sided_conditional_bound():
     """alternative='greater': the lower end of the equal-tailed interval at 2 alpha, upper end infinite."""
-    rng = np.random.default_rng(7)
-    cols = [f"c{i}" for i in range(12)]
-    x = 0.3 * rng.standard_normal((400, 1)) + rng.standard_normal((400, 12))
-    x[:, 3] += 0.25
-    frame = pd.DataFrame(x, columns=cols)
-    a = Analysis(frame, rng=1)
-    sel = a.select(TopK(k=2, score=CandidateScores(cols, kind="mean"), candidates=cols))
+    cols, x, a, sel = _top2_of_correlated_means()
     for c in sel.value:
         a.test(OneSampleTTest(column=c, value=0.05, alternative="greater"), conditional_on=sel)
     f = a.report(alpha=0.1).frame
