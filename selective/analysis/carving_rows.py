@@ -258,10 +258,15 @@ def _fill_screen(cell: dict, link: CarvingLink, data: pd.DataFrame, alpha: float
     key = ("screen", id(selection), link.alternative)
     if key not in cache:
         names = ["(intercept)", *[f"f{j}" for j in range(len(feats))]]
-        cache[key] = screening_inference(np.column_stack([np.ones(len(y)), x]), y, keep_below=sel.keep_below,
-                                         screened=names[1:], test="coefficients", alternative=link.alternative,
-                                         columns=names)
+        try:
+            cache[key] = screening_inference(np.column_stack([np.ones(len(y)), x]), y, keep_below=sel.keep_below,
+                                             screened=names[1:], test="coefficients", alternative=link.alternative,
+                                             columns=names, kept=[f"f{j}" for j in np.nonzero(kept)[0]])
+        except ValueError as exc:
+            cache[key] = str(exc)
     res = cache[key]
+    if isinstance(res, str):
+        return f"conditional withheld: {res}"
     row = list(res.tested).index(f"f{feats.index(link.feature)}")
     what = (f"conditional: given the t-test screen of step {link.step + 1} (kept set at p < {sel.keep_below:g}), "
             f"exact for Gaussian errors with a mean linear in the {len(feats)} features, sigma unknown (truncated t "

@@ -181,16 +181,12 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
                              f"{rank} for {p} columns.")
     scr = _screened_mask(screened, names)
     df1, df2 = n1 - p, n - p
-    G1 = np.linalg.inv(X1.T @ X1)
-    L1 = G1 @ X1.T
-    beta1 = L1 @ y1
-    rss1 = float(np.sum((y1 - X1 @ beta1) ** 2))
+    G1, L1, rss1, tstat = _first_pass(X1, y1)
     beta = np.linalg.lstsq(Xm, yv, rcond=None)[0]
     resid = yv - Xm @ beta
     rss = float(resid @ resid)
     if rss1 <= 0 or rss <= 0:
         raise ValueError("`y` must not be fitted exactly by `X` (zero residual: sigma cannot be estimated).")
-    tstat = beta1 / np.sqrt(rss1 / df1 * np.diag(G1))
     crit = float(stats.t.isf(keep_below / 2, df1))
     passed = scr & (2 * stats.t.sf(np.abs(tstat), df1) < keep_below)
     kept_names = tuple(names[j] for j in np.nonzero(passed)[0])
@@ -228,13 +224,13 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
         region_th = _trig_region(C, lo, hi)
         if d == 1:
             stat = math.sqrt(df2) * float(u @ yv) / math.sqrt(rss)
-            region = [(_tan_scale(a, df2), _tan_scale(b, df2)) for a, b in region_th]
+            region = _with_observed([(_tan_scale(a, df2), _tan_scale(b, df2)) for a, b in region_th], stat)
             pv = _t_pvalue(stat, region, df2, alternative)
             sname = "TT"
             pnaive = _t_naive_p(_naive_t(Xm[:, model], yv, model.index(cols[0])), naive_df, alternative)
         else:
             stat = (a_norm ** 2 / d) / (rss / df2)
-            region = [(_f_scale(a, df2, d), _f_scale(b, df2, d)) for a, b in region_th]
+            region = _with_observed([(_f_scale(a, df2, d), _f_scale(b, df2, d)) for a, b in region_th], stat)
             pv = _truncated_pvalue(stat, region, lambda x, d=d: _f_logsf(x, d, df2))
             sname = "TF"
             pnaive = float(stats.f.sf((a_norm ** 2 / d) / (_rss(Xm[:, model], yv) / naive_df), d, naive_df))
@@ -253,6 +249,36 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
         method=("exact conditional after t-test screening (Loftus & Taylor 2015, Thm 3.2): truncated "
                 + ("F" if test == "overall" else "t") + f" on the full model's {df2} residual df"
                 + ("" if n1 == n else f"; the screen used {n1} of the {n} rows (carving)")))
+
+
+def _first_pass(X1: np.ndarray, y1: np.ndarray):
+    """(X1'X1)^-1, (X1'X1)^-1 X1', the RSS and the t statistics of the screen's regression: one computation,
+    shared by the selector and the inference, so both see the same kept set even at a tie."""
+    G1 = np.linalg.inv(X1.T @ X1)
+    L1 = G1 @ X1.T
+    beta1 = L1 @ y1
+    rss1 = float(np.sum((y1 - X1 @ beta1) ** 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tstat = beta1 / np.sqrt(rss1 / (X1.shape[0] - X1.shape[1]) * np.diag(G1))
+    return G1, L1, rss1, tstat
+
+
+def _with_observed(region: list, stat: float) -> list:
+    """The support with the observed statistic inside it: at a tie with the screen's threshold the
+    roots can land a rounding error on the wrong side of it; the nearest interval is stretched to it
+    (as the winners' limits are)."""
+    if not region:
+        raise ValueError("the screening event could not be resolved along the one-parameter family (no interval "
+                         "contains the observed statistic)")
+    if any(a <= stat <= b for a, b in region):
+        return region
+    gap = [min(abs(a - stat), abs(b - stat)) for a, b in region]
+    i = int(np.argmin(gap))
+    if gap[i] > 1e-6 * (1.0 + abs(stat)):
+        raise ValueError(f"the screening event along the one-parameter family misses the observed statistic {stat:.6g} "
+                         f"by {gap[i]:.3g}, more than rounding")
+    a, b = region[i]
+    return region[:i] + [(min(a, stat), max(b, stat))] + region[i + 1:]
 
 
 def _screen_rows(screen_rows, n: int) -> np.ndarray:
@@ -345,13 +371,10 @@ def screen_ols(x: np.ndarray, y: np.ndarray, keep_below: float) -> np.ndarray:
         raise ValueError(f"`data`: the t-test screen regresses the target on an intercept and all {p} features, which "
                          f"needs more than {p + 1} rows and linearly independent features; got {n} rows, rank "
                          f"{np.linalg.matrix_rank(X)} of {p + 1}.")
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    resid = y - X @ coef
-    rss = float(resid @ resid)
+    _, _, rss, tstat = _first_pass(X, y)
     if rss <= 0:
         raise ValueError("`data`: the features fit the target exactly (zero residual), so no t-test can be made.")
-    se = np.sqrt(rss / (n - p - 1) * np.diag(np.linalg.inv(X.T @ X)))[1:]
-    return 2 * stats.t.sf(np.abs(coef[1:] / se), n - p - 1) < keep_below
+    return 2 * stats.t.sf(np.abs(tstat[1:]), n - p - 1) < keep_below
 
 
 def boundary_log_tail(support, df2: int, alpha: float, alternative: str) -> float:

@@ -165,3 +165,46 @@ def test_plan_fields_of_the_screen_are_checked(change, match):
     block = {k: v for k, v in {**PLAN["select"][0], **change}.items() if v is not None}
     with pytest.raises(PlanError, match=match):
         parse_plan({**PLAN, "select": [block]})
+
+
+def test_a_tie_at_the_threshold_neither_crashes_nor_leaves_the_observation_outside_the_event():
+    """Found by review: y moved until a kept column's |t| equals the critical value to the last bit. The
+    selector and the inference used different solvers and could disagree about the kept set (the report
+    raised), and the support could miss the observed statistic by a rounding error."""
+    from scipy import optimize, stats
+
+    rng = np.random.default_rng(11)
+    n, p = 15, 4
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, p))])
+    y = X @ np.r_[0, 0.6, 0.4, 0, 0] + rng.normal(size=n)
+    G = np.linalg.inv(X.T @ X)
+    crit = stats.t.isf(0.125, n - p - 1)
+
+    def excess(s):
+        yy = y + s * X[:, 1]
+        b = G @ X.T @ yy
+        e = yy - X @ b
+        return abs(b[1] / np.sqrt(e @ e / (n - p - 1) * G[1, 1])) - crit
+
+    grid = np.linspace(-1, 1, 2001)
+    vals = np.array([excess(s) for s in grid])
+    i = int(np.nonzero(vals[:-1] * vals[1:] < 0)[0][0])
+    s0 = optimize.brentq(excess, grid[i], grid[i + 1], xtol=1e-300, rtol=1e-15)
+    feats = ["x1", "x2", "x3", "x4"]
+    for shift in (-2e-15, 0.0, 2e-15):
+        frame = pd.DataFrame(X[:, 1:], columns=feats)
+        frame["y"] = y + (s0 + shift) * X[:, 1]
+        names = ["c0", *feats]
+        res = screening_inference(np.column_stack([np.ones(n), frame[feats]]), frame["y"], screened=feats,
+                                  test="coefficients", columns=names)
+        for stat, support in zip(res.statistic, res.support, strict=True):
+            assert any(lo <= stat <= hi for lo, hi in support)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = Analysis(frame, rng=1)
+            sel = a.select(TTestScreen("y", feats))
+            assert sel.value == res.kept
+            for v in sel.value:
+                a.test(CoefficientTest(formula="y ~ " + " + ".join(sel.value), term=v), conditional_on=sel)
+            if sel.value:
+                assert len(a.report().frame) == len(sel.value)
