@@ -132,7 +132,8 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
         regression of y on all of ``X`` is below it.
     screened
         Names (or 0-based positions) of the columns subject to screening; the others (e.g. an
-        intercept) are always in the refit model. Default: every column.
+        intercept) are always in the refit model. An entry that is a column name is read as the
+        name (names may be integers), otherwise as a position. Default: every column.
     test
         ``"overall"``: one F-test that the kept columns' partial coefficients in the refit
         model are all zero (Freedman's test); ``"coefficients"``: one t-test per kept column.
@@ -167,6 +168,12 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
     n, p = Xm.shape
     if not (np.all(np.isfinite(Xm)) and np.all(np.isfinite(yv))):
         raise ValueError("`X` and `y` must be finite; got NaN or infinite values.")
+    dup = sorted({str(c) for c in names if names.count(c) > 1})
+    if dup:
+        raise ValueError(f"`columns` must be distinct names; got {dup!r} more than once.")
+    # every statistic is invariant to the scale of y and of each column: work on unit scales, so that
+    # neither squares overflow nor very different column scales look like rank deficiency
+    Xm, yv = _unit_scale(Xm), _unit_scale(yv[:, None])[:, 0]
     rows = _screen_rows(screen_rows, n)
     n1 = int(rows.sum())
     for what, m in (("`X`", n), ("`X[screen_rows]`", n1)):
@@ -192,7 +199,7 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
     kept_names = tuple(names[j] for j in np.nonzero(passed)[0])
     if kept is not None:
         want = tuple(str(k) for k in kept)
-        if set(want) != set(kept_names):
+        if set(want) != {str(k) for k in kept_names}:
             raise ValueError(f"`kept` must be the set the screen keeps on these data; got {sorted(want)!r}, the data "
                              f"keep {sorted(kept_names)!r}.")
     model = [j for j in range(p) if passed[j] or not scr[j]]
@@ -251,6 +258,12 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
                 + ("" if n1 == n else f"; the screen used {n1} of the {n} rows (carving)")))
 
 
+def _unit_scale(M: np.ndarray) -> np.ndarray:
+    """Each column divided by its largest absolute value (columns of zeros left alone)."""
+    top = np.max(np.abs(M), axis=0)
+    return M / np.where(top > 0, top, 1.0)
+
+
 def _first_pass(X1: np.ndarray, y1: np.ndarray):
     """(X1'X1)^-1, (X1'X1)^-1 X1', the RSS and the t statistics of the screen's regression: one computation,
     shared by the selector and the inference, so both see the same kept set even at a tie."""
@@ -307,10 +320,10 @@ def _screened_mask(screened, names) -> np.ndarray:
         raise TypeError(f"`screened` must be a list of column names or positions; got {screened!r}.")
     mask = np.zeros(p, dtype=bool)
     for s in screened:
-        if isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 0 <= int(s) < p:
-            mask[int(s)] = True
-        elif isinstance(s, str) and s in names:
+        if not isinstance(s, bool) and s in names:          # a name first (column names may be integers)
             mask[names.index(s)] = True
+        elif isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 0 <= int(s) < p:
+            mask[int(s)] = True
         else:
             raise ValueError(f"`screened` must name columns of `X` ({names[:5]}{'...' if p > 5 else ''}) or give "
                              f"positions in [0, {p - 1}]; got {s!r}.")
@@ -366,7 +379,8 @@ def _t_naive_p(t: float, df: int, alternative: str) -> float:
 def screen_ols(x: np.ndarray, y: np.ndarray, keep_below: float) -> np.ndarray:
     """Which columns of ``x`` the screen keeps (OLS of y on an intercept and x, two-sided t p < keep_below)."""
     n, p = x.shape
-    X = np.column_stack([np.ones(n), x])
+    # the same unit scales and the same computation as screening_inference: the same kept set at a tie
+    X, y = _unit_scale(np.column_stack([np.ones(n), x])), _unit_scale(np.asarray(y, dtype=float)[:, None])[:, 0]
     if n <= p + 1 or np.linalg.matrix_rank(X) < p + 1:
         raise ValueError(f"`data`: the t-test screen regresses the target on an intercept and all {p} features, which "
                          f"needs more than {p + 1} rows and linearly independent features; got {n} rows, rank "

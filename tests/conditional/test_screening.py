@@ -246,3 +246,30 @@ def test_boundary_tail_is_the_tail_where_the_conditional_test_starts_to_reject(r
     want = {"greater": lambda: boundary(region, 0.05), "less": lambda: boundary(flipped, 0.05),
             "two-sided": lambda: min(boundary(region, 0.025), boundary(flipped, 0.025))}[alternative]()
     assert boundary_log_tail(np.array(region), 20, 0.05, alternative) == pytest.approx(want, abs=1e-9)
+
+
+def test_scales_of_y_and_of_columns_change_nothing():
+    """Found by review: y times 1e200 overflowed the RSS and returned 'nothing kept'; columns scaled by
+    1e8 and 1e-8 were refused as rank deficient. Every statistic is scale invariant."""
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((30, 4))
+    y = X[:, 0] + rng.standard_normal(30)
+    base = screening_inference(X, y, test="coefficients")
+    assert base.kept
+    X2 = X * np.array([1.0, 1e8, 1e-8, 3.0])
+    for Xs, ys in ((X, y * 1e200), (X, y * 1e-200), (X2, y)):
+        res = screening_inference(Xs, ys, test="coefficients")
+        assert res.kept == base.kept
+        np.testing.assert_allclose(res.pvalue, base.pvalue, rtol=1e-10, atol=1e-300)
+
+
+def test_integer_labels_are_names_first_and_duplicates_are_refused():
+    rng = np.random.default_rng(14)
+    X = rng.standard_normal((30, 4))
+    y = X[:, 3] + rng.standard_normal(30)
+    res = screening_inference(X, y, columns=[3, 2, 1, 0], screened=[0])  # the column named 0: position 3
+    assert res.kept == (0,) and res.model == (3, 2, 1, 0)
+    assert screening_inference(X, y, columns=[3, 2, 1, 0], kept=[0]).kept == screening_inference(
+        X, y, columns=[3, 2, 1, 0]).kept
+    with pytest.raises(ValueError, match=r"`columns` must be distinct names; got \['b'\]"):
+        screening_inference(X, y, columns=["a", "b", "b", "c"])
