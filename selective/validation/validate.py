@@ -257,7 +257,9 @@ def _power_section(results: dict, power: pd.DataFrame, columns: list, labels: di
             return _cell(float(by.loc[c, "rate"])) + ("" if by.loc[c, "valid"] else " (not valid)")
 
         cells = ["" if c not in by.index else cell(c) for c in keep]
-        cells.append("; ".join(f"{_md(labels.get(c, c))} {cell(c)}" for c in by.index if c not in _STANDARD))
+        own = [c for c in by.index if c not in _STANDARD]
+        cells.append("; ".join(f"{_md(by.loc[c, 'method'] if 'method' in by.columns else labels.get(c, c))} {cell(c)}"
+                               for c in own))
         b = best.loc[name]
         top = "none" if not b.column else f"{_md(b.method)}: {_cell(b.rate)}"
         verdict = "" if not b.column or math.isnan(b.split) else (" (at least splitting)" if b.at_least_split
@@ -368,7 +370,7 @@ def release_table(results: dict[str, SimulationResult], *, command: str, seed: A
 
         cells = ["" if c not in mine.index else cell(c) for c in standard]
         own = [c for c in columns if c in mine.index and c not in _STANDARD]
-        cells.append("; ".join(f"{_md(labels[c])} {cell(c)}" for c in own))
+        cells.append("; ".join(f"{_md(mine.loc[c, 'method'])} {cell(c)}" for c in own))  # the scenario's own label
         out.append(f"| {_md(name)} | {res.n_reps} | " + " | ".join(cells) + " |")
     out.append("")
     out += _power_section(results, power_table(results, alpha=a0, levels=levels, failure_p=failure_p), columns,

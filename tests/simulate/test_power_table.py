@@ -135,3 +135,16 @@ def test_discovery_rate_table_reads_the_results_and_has_its_section(results):
     section = text[text.index("## Discovery rate at alpha = 0.05"):text.index("## preregistered")]
     best = best_route(dr).loc["topk_signal"]
     assert f"{best.method}: {best.rate:.3f}" in section and "the discovery rate of data splitting" in section
+
+
+def test_scenario_columns_keep_their_own_labels_in_the_summaries():
+    """Two scenarios label the same column name differently (the carving of the lasso and of
+    Freedman's screen): each summary row names its scenario's own label, not the last one read."""
+    res = validate(["lasso_support_signal", "freedman_signal"], n_reps=12, progress=False, seed=3)
+    text = release_table(res, command="selective validate", seed=3)
+    rows = [line for line in text.splitlines() if line.startswith(("| lasso_support_signal", "| freedman_signal"))]
+    assert len(rows) == 6  # type-I, power and discovery summaries
+    for line in rows:
+        freedman = line.startswith("| freedman_signal")
+        assert ("carving (screen on data splitting's rows" in line) == freedman
+        assert ("carving (selection on y + N(0, 1) noise" in line) == (not freedman)
