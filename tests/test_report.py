@@ -97,6 +97,7 @@ def test_markdown_ledger_and_comparison_tables_escape_pipes(anes):
     ledger = table.ledger_to_markdown()
     rows = markdown_rows(ledger)
     assert {len(r) for r in rows} == {5}
+    assert [r[0] for r in rows[2:]] == [str(i + 1) for i in range(len(table.ledger_rows))]  # "step 1" as the notes
     assert rows[2][1].replace(r"\|", "|") == table.ledger_rows[0]["label"] and "|Welch t|" in table.ledger_rows[0][
         "label"]
 

@@ -466,6 +466,9 @@ class CorrectedTable(RenderMixin):
     def ledger_frame(self) -> pd.DataFrame:
         """The ledger's steps as a frame: step, label, certificate, cumulative bits.
 
+        Steps are numbered from 1, as the notes name them ("step 1"); the ledger's own records
+        (``ledger_rows``, the audit file) keep their 0-based index.
+
         Returns
         -------
         pandas.DataFrame
@@ -473,6 +476,8 @@ class CorrectedTable(RenderMixin):
         """
         cols = ["step", "label", "certificate", "cumulative_maxinfo_bits", "cumulative_mutual_info_bits"]
         rows = [{c: r.get(c) for c in cols} for r in self.ledger_rows]
+        for row in rows:
+            row["step"] = None if row["step"] is None else int(row["step"]) + 1
         return pd.DataFrame(rows, columns=cols)
 
     def ledger_to_markdown(self) -> str:
