@@ -122,8 +122,8 @@ def plot_ledger(table, ax=None):
         _, ax = plt.subplots(figsize=(6.5, 3.2))
     rows = table.ledger_rows
     x = np.arange(len(rows) + 1)
-    ticks = ["before selection"] + [textwrap.fill(str(r.get("label") or f"step {r.get('step')}"), 28)
-                                    for r in rows]
+    ticks = ["before selection"] + [textwrap.fill(str(r.get("label") or f"step {int(r.get('step', i)) + 1}"), 28)
+                                    for i, r in enumerate(rows)]
     top = 0.0
     for key, name, marker in (("cumulative_maxinfo_bits", "max-information", "o"),
                               ("cumulative_mutual_info_bits", "mutual information", "s")):

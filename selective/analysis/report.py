@@ -517,7 +517,7 @@ class CorrectedTable(RenderMixin):
         lines.append(text_table(d))
         if self.ledger_rows:
             lines += ["", "Selection ledger (cumulative bits):"]
-            for r in self.ledger_rows:
+            for r in self.ledger_frame().to_dict("records"):
                 lines.append(f"  step {r.get('step')}: {r.get('label') or ''} -- {r.get('certificate')}; "
                              f"max-information {format_number(r.get('cumulative_maxinfo_bits'))}, "
                              f"mutual information {format_number(r.get('cumulative_mutual_info_bits'))}")
