@@ -56,7 +56,7 @@ SIGMA_CHECK_P = 1e-3
 #: the declared sigma is checked when the regression on every feature has more residual df than this
 MIN_SIGMA_DF = 10
 
-_QUOTED = re.compile(r"""^Q\((['"])(.*)\1\)$""")
+_QUOTED = re.compile(r"""^Q\(\s*(['"])(.*)\1\s*\)$""")  # Q("name"), spaces allowed inside the parentheses
 
 
 @dataclass(frozen=True)
