@@ -110,6 +110,16 @@ _POWER_ORDER = ("pvalue_naive", "pvalue_maxinfo", "pvalue_mutual_info", "pvalue_
                 "pvalue_fission", "pvalue_oracle")
 
 
+def _legend_label(methods) -> str:
+    """One legend entry for a column that scenarios label differently (the carving of the lasso and of
+    Freedman's screen; oracles of a feature or a variable): the labels' shared head before " (", or the
+    distinct heads joined by " / "."""
+    labels = list(dict.fromkeys(str(m) for m in methods))
+    if len(labels) == 1:
+        return labels[0]
+    return " / ".join(dict.fromkeys(m.split(" (")[0] for m in labels))
+
+
 def plot_power(power: Any, *, alpha: float | None = None, title: str | None = None) -> Any:
     """A dot plot of the power of every column in every scenario with real effects.
 
@@ -163,7 +173,7 @@ def plot_power(power: Any, *, alpha: float | None = None, title: str | None = No
         y = np.array([ys[s, c] for s in g.scenario])
         color = color_of[c]
         marker = "s" if bool(g.baseline.iloc[0]) else "o"
-        label = str(g.method.iloc[0])
+        label = _legend_label(g.method)
         ax.hlines(y, g.ci_low, g.ci_high, color=color, linewidth=1.2)
         valid = g.valid.to_numpy(bool)
         if valid.any():

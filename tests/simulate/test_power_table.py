@@ -148,3 +148,12 @@ def test_scenario_columns_keep_their_own_labels_in_the_summaries():
         freedman = line.startswith("| freedman_signal")
         assert ("carving (screen on data splitting's rows" in line) == freedman
         assert ("carving (selection on y + N(0, 1) noise" in line) == (not freedman)
+
+
+def test_a_column_labelled_differently_by_scenarios_gets_one_neutral_legend_entry():
+    from selective.validation.plots import _legend_label
+
+    assert _legend_label(["carving (screen on rows)", "carving (selection on y + noise)"]) == "carving"
+    assert _legend_label(["oracle (feature 0)", "oracle (feature 0)"]) == "oracle (feature 0)"
+    two = _legend_label(["conditional on A (randomized)", "conditional on B (x)"])
+    assert two == "conditional on A / conditional on B"
