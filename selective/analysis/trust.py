@@ -82,8 +82,18 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
         if runner is not None and level > 0:  # a threshold that underflows to 0 rejects nothing anyway
             key = (i, float(level))
             if key not in cache:
-                cache[key] = runner(data, level, rng=np.random.default_rng(children[i]))
+                try:
+                    cache[key] = runner(data, level, rng=np.random.default_rng(children[i]))
+                except (ValueError, ArithmeticError, np.linalg.LinAlgError) as err:
+                    # a version that cannot be computed on these data is no version: the cell is withheld
+                    cache[key] = err
             alt = cache[key]
+            if isinstance(alt, Exception):
+                note = (f"{_method(result)} p-value trusted down to {t:.2g} only, and its version for smaller "
+                        f"levels failed on these data ({str(alt)[:160]}): corrected p-values that compare it with a "
+                        "smaller threshold are withheld")
+                out.append(TrustedResult(result=result, trusted_level=t, note=note))
+                continue
             t_alt = trusted_level(alt)
             if t_alt <= level:
                 note = (f"{_method(alt)} p-value used at the corrected level (the {_method(result)} p-value is "

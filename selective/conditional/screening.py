@@ -192,8 +192,9 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
     beta = np.linalg.lstsq(Xm, yv, rcond=None)[0]
     resid = yv - Xm @ beta
     rss = float(resid @ resid)
-    if rss1 <= 0 or rss <= 0:
-        raise ValueError("`y` must not be fitted exactly by `X` (zero residual: sigma cannot be estimated).")
+    if _fits_exactly(rss1, y1) or _fits_exactly(rss, yv):
+        raise ValueError("`y` must not be fitted exactly by `X` (zero residual up to rounding, e.g. a constant `y`: "
+                         "sigma cannot be estimated).")
     crit = float(stats.t.isf(keep_below / 2, df1))
     passed = scr & (2 * stats.t.sf(np.abs(tstat), df1) < keep_below)
     kept_names = tuple(names[j] for j in np.nonzero(passed)[0])
@@ -262,6 +263,13 @@ def _unit_scale(M: np.ndarray) -> np.ndarray:
     """Each column divided by its largest absolute value (columns of zeros left alone)."""
     top = np.max(np.abs(M), axis=0)
     return M / np.where(top > 0, top, 1.0)
+
+
+def _fits_exactly(rss: float, y: np.ndarray) -> bool:
+    """Whether a residual sum of squares is zero up to rounding (residual norm below 1e-10 of the
+    response's): a constant response with an intercept leaves a residual of rounding noise only, whose
+    t statistics would be noise too."""
+    return not rss > 1e-20 * float(np.dot(y, y))
 
 
 def _first_pass(X1: np.ndarray, y1: np.ndarray):
@@ -386,8 +394,9 @@ def screen_ols(x: np.ndarray, y: np.ndarray, keep_below: float) -> np.ndarray:
                          f"needs more than {p + 1} rows and linearly independent features; got {n} rows, rank "
                          f"{np.linalg.matrix_rank(X)} of {p + 1}.")
     _, _, rss, tstat = _first_pass(X, y)
-    if rss <= 0:
-        raise ValueError("`data`: the features fit the target exactly (zero residual), so no t-test can be made.")
+    if _fits_exactly(rss, y):
+        raise ValueError("`data`: the features fit the target exactly (zero residual up to rounding, e.g. a constant "
+                         "target), so no t-test can be made.")
     return 2 * stats.t.sf(np.abs(tstat[1:]), n - p - 1) < keep_below
 
 

@@ -135,6 +135,12 @@ def fit_model(formula: str, data: pd.DataFrame, model: str, *, missing: str, wei
         raise ValueError(
             f"{formula!r} has {n_params} coefficients and only {n_obs} observations; it needs more observations."
         )
+    if model == "ols":
+        wy = np.asarray(mod.wendog, dtype=float)
+        resid = wy - mod.wexog @ np.linalg.lstsq(mod.wexog, wy, rcond=None)[0]
+        if not float(resid @ resid) > 1e-20 * float(wy @ wy):
+            raise ValueError(f"{formula!r} fits its outcome exactly (zero residual up to rounding, e.g. a constant "
+                             "outcome): the residual variance is 0, so no t-test can be made.")
     robust = {} if cov_type == "nonrobust" else {"cov_type": cov_type, "cov_kwds": cov_kwds}
     # OLS: t reference with robust covariance too (residual df; G - 1 for clusters), as R's coeftest
     fit = mod.fit(**robust, **({"use_t": True} if robust else {})) if model == "ols" else mod.fit(
@@ -490,7 +496,12 @@ def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level
     if nuisance.shape[1]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            mu0 = np.asarray(sm.GLM(y, nuisance, family=family).fit(**GLM_FIT_OPTIONS).mu, dtype=float)
+            try:
+                mu0 = np.asarray(sm.GLM(y, nuisance, family=family).fit(**GLM_FIT_OPTIONS).mu, dtype=float)
+            except (ValueError, np.linalg.LinAlgError):  # e.g. a constant outcome: the deviance is 0/0
+                return None
+        if not np.all(np.isfinite(mu0)):
+            return None
     else:
         mu0 = np.full(n, float(family.link.inverse(np.zeros(1))[0]))
     weights = {"poisson": mu0, "ols": np.ones(n)}.get(spec.model, mu0 * (1.0 - mu0))
@@ -501,6 +512,8 @@ def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level
         x_tested = x_tested - nuisance @ coef
     info = x_tested.T @ (x_tested * weights[:, None])
     resid = y - mu0
+    if not np.any(np.abs(resid) > 1e-12 * (1.0 + np.max(np.abs(y)))):
+        return None  # the null fit is exact: every permutation gives the same statistic
     if len(tested) == 1:
         scale = math.sqrt(float(info[0, 0]))
         if not scale > 0:

@@ -79,6 +79,25 @@ def test_without_a_trusted_version_the_columns_below_its_level_are_withheld():
     assert "trusted down to 0.01 only" in row.note
 
 
+class _Failing(_Spec):
+    """A test whose version for small levels raises on these data (e.g. its null fit fails)."""
+
+    def run_at_level(self, data, level, *, rng=None):
+        self.calls += 1
+        raise ValueError("the null fit returned NaN")
+
+
+def test_a_version_that_fails_on_the_data_withholds_the_cells_instead_of_crashing_the_report():
+    spec = _Failing(1e-7, exact=True)
+    a = _analysis(spec)
+    row = a.report().frame.iloc[0]
+    assert row.pvalue_naive == 1e-7
+    assert np.isnan(row.pvalue_bonferroni) and np.isnan(row.pvalue_best) and np.isnan(row.pvalue_maxinfo)
+    assert "failed on these data (the null fit returned NaN)" in row.note and "withheld" in row.note
+    a.report()
+    assert spec.calls == 1  # the failure is remembered like a result
+
+
 def test_a_report_is_the_same_at_every_call_and_resamples_once():
     spec = _Spec(1e-7, exact=True)
     a = _analysis(spec)

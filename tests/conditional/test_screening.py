@@ -6,10 +6,11 @@ import math
 
 import mpmath as mp
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
-from selective.conditional.screening import screening_inference
+from selective.conditional.screening import TTestScreen, screening_inference
 from tests.stats_helpers import assert_rate_at_least, assert_rate_near
 
 
@@ -210,6 +211,14 @@ def test_kept_must_match_and_errors_name_the_argument():
         screening_inference(X[:4], y[:4])
     with pytest.raises(ValueError, match="finite"):
         screening_inference(X, np.where(np.arange(30) == 3, np.nan, y))
+    # a constant response with an intercept: the residual is rounding noise, whose t statistics would
+    # screen at random; refused by the inference and by the selector
+    X1 = np.column_stack([np.ones(30), X])
+    with pytest.raises(ValueError, match="fitted exactly .* constant `y`"):
+        screening_inference(X1, np.full(30, -0.05), screened=[1, 2, 3, 4])
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(y=-0.05)
+    with pytest.raises(ValueError, match="`data`: the features fit the target exactly .* constant target"):
+        TTestScreen("y", ["a", "b", "c", "d"]).select(frame)
 
 
 def test_frame_and_summary():

@@ -66,6 +66,31 @@ class TestCoefficientTest:
         expected = (b - crit * se, np.inf) if alternative == "greater" else (-np.inf, b + crit * se)
         close(res.ci_naive, expected)
 
+    @pytest.mark.parametrize("weights", [None, "w"])
+    def test_an_outcome_fitted_exactly_is_refused(self, regression_dataset, weights):
+        # a constant outcome leaves a residual of rounding noise: statsmodels reports t of order 1
+        # from it (5.1 and p = 1e-5 on 40 rows), which is no test at all
+        data = regression_dataset.assign(yc=-0.05, w=1.0 + regression_dataset.x1.abs())
+        with pytest.raises(ValueError, match="'yc ~ x1' fits its outcome exactly .* constant outcome"):
+            CoefficientTest(formula="yc ~ x1", term="x1", weights=weights).run(data)
+        with pytest.raises(ValueError, match="fits its outcome exactly"):
+            JointWaldTest(formula="yc ~ x1 + x2", terms=("x1", "x2")).run(data)
+
+    def test_a_failing_null_fit_leaves_the_ordinary_result(self, regression_dataset, monkeypatch):
+        # the permutation version below the trusted level refits the null model; where that fit
+        # fails on the data, run_at_level returns the ordinary (untrusted) result, never an error
+        from selective.hypotheses import regression
+
+        spec = CoefficientTest(formula="c ~ x1 + x2", term="x1", model="poisson")
+        ordinary = spec.run(regression_dataset)
+
+        def failing(*args, **kwargs):
+            raise ValueError("The first guess on the deviance function returned a nan.")
+
+        monkeypatch.setattr(regression.sm, "GLM", failing)
+        res = spec.run_at_level(regression_dataset, 1e-12, rng=1)
+        assert res.pvalue_naive == ordinary.pvalue_naive and res.method == ordinary.method
+
 
 class TestJointWaldTest:
     @pytest.mark.parametrize("use_f", [None, True, False])
