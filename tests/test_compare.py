@@ -235,3 +235,49 @@ def test_fission_column_holds_its_level_under_the_global_null():
     for a, h in hits.items():
         assert_rate_at_most(h, used, a)
     assert naive / 400 > 0.2
+
+
+def test_screen_method_against_its_sources(diabetes):
+    from selective.conditional import screening_inference
+    from selective.conditional.screening import screen_ols
+    from selective.selectors.fission import gaussian_fission
+
+    x = [v for v in diabetes.columns if v != "y"]
+    c = compare_selection(diabetes, "y", method="screen", keep_below=0.25, sigma=55.0, fission_tau=1.0, rng=5)
+    direct = screening_inference(diabetes.assign(one=1.0), "y", keep_below=0.25, screened=x, test="coefficients",
+                                 columns=["one", *x])
+    assert list(c.frame.dropna(subset=["pvalue_naive"]).index) == list(direct.kept)
+    kept = list(direct.kept)
+    np.testing.assert_allclose(c.frame.loc[kept, "pvalue_conditional"], direct.pvalue, rtol=1e-12)
+    fit = sm.OLS(diabetes["y"], sm.add_constant(diabetes[kept])).fit()
+    np.testing.assert_allclose(c.frame.loc[kept, "pvalue_naive"], fit.pvalues.iloc[1:], rtol=1e-12)
+    assert c.n_outcomes == 2**10
+    led = Ledger(len(diabetes))
+    led.record(DescriptionLength(2**10))
+    want = correct(c.frame.loc[kept, "pvalue_naive"].to_numpy(), led.totals())
+    np.testing.assert_allclose(c.frame.loc[kept, "pvalue_maxinfo"], want.pvalue_maxinfo, rtol=1e-12)
+    # the screen has no interval and no R counterpart: those columns are not shown
+    assert c.frame.loc[kept, ["ci_conditional_low", "ci_conditional_high", "pvalue_r"]].isna().all().all()
+    md = c.to_markdown()
+    assert "p (exact conditional, sigma unknown)" in md and "R selectiveInference" not in md.split("\n")[0]
+    assert "no interval" in c.footnote and "no inference after t-test screening" in c.footnote
+    # fission: the screen rerun on the exploration copy, OLS t-tests on the confirmation copy
+    parts = gaussian_fission(diabetes["y"].to_numpy(), sigma=55.0, tau=1.0, rng=5)
+    chosen = [x[j] for j in np.flatnonzero(screen_ols(diabetes[x].to_numpy(), parts.explore, 0.25))]
+    assert c.fission_variables == tuple(chosen)
+    fit = sm.OLS(parts.confirm, sm.add_constant(diabetes[chosen])).fit()
+    np.testing.assert_allclose(c.frame.loc[chosen, "pvalue_fission"], fit.pvalues.iloc[1:], rtol=1e-10)
+    # a stricter screen keeps fewer variables
+    strict = compare_selection(diabetes, "y", method="screen", keep_below=1e-4)
+    assert set(strict.frame.index) < set(kept)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    (dict(intercept=False), "intercept=False"),
+    (dict(with_r=True), "with_r=True"),
+    (dict(sigma=55.0, carving_noise_sd=10.0), "carving_noise_sd=10.0"),
+    (dict(keep_below=1.5), "`keep_below`"),
+])
+def test_screen_method_refuses_what_it_cannot_do(diabetes, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        compare_selection(diabetes, "y", method="screen", **kwargs)

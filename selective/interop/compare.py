@@ -1,8 +1,9 @@
-r"""Lasso and stepwise selection compared: naive, max-information-corrected, conditional
-and R selectiveInference p-values, per selected variable, in one table.
+r"""Lasso, stepwise and t-test-screening selection compared: naive, max-information-corrected,
+conditional and R selectiveInference p-values, per selected variable, in one table.
 
-For a selection made by the lasso at a fixed λ, forward stepwise or least angle regression on
-a DataFrame, :func:`compare_selection` reports for each selected variable
+For a selection made by the lasso at a fixed λ, forward stepwise, least angle regression or
+Freedman's t-test screen on a DataFrame, :func:`compare_selection` reports for each selected
+variable
 
 * the **naive** p-value of its coefficient in the regression on the selected variables
   (statsmodels OLS t-test; logistic Wald test for ``family="binomial"``), which ignores the
@@ -20,7 +21,9 @@ a DataFrame, :func:`compare_selection` reports for each selected variable
   :math:`\delta`, THEORY.md 3.7); *approximate (plug-in sigma, k residual df)* when no
   independent estimate exists (n <= p + intercept, with a :class:`SelectiveWarning`) or
   ``sigma_method="plugin"`` was asked for; *approximate (binomial, asymptotic)* for the
-  binomial lasso (Taylor and Tibshirani 2018);
+  binomial lasso (Taylor and Tibshirani 2018). After the t-test screen (``method="screen"``) it is
+  the exact conditional t-test of :func:`selective.conditional.screening_inference`, with sigma
+  unknown (Loftus and Taylor 2015; THEORY.md 3.14), and has no interval;
 * **R selectiveInference**'s p-value for the same analysis when R, rpy2, selectiveInference and
   glmnet are installed (:mod:`selective.interop.rcompare`), with R's plug-in of the same
   sigma value.
@@ -50,7 +53,7 @@ from ..exceptions import SelectiveWarning
 
 __all__ = ["compare_selection", "SelectionComparison", "COMPARISON_COLUMNS"]
 
-METHODS = ("lasso", "fs", "lar")
+METHODS = ("lasso", "fs", "lar", "screen")
 FAMILIES = ("gaussian", "binomial")
 COMPARISON_COLUMNS = ("estimate", "pvalue_naive", "pvalue_maxinfo", "pvalue_mutual_info", "pvalue_conditional",
                       "pvalue_r", "ci_conditional_low", "ci_conditional_high")
@@ -102,9 +105,12 @@ class SelectionComparison(RenderMixin):
 
     def _display(self, columns) -> pd.DataFrame:
         cols = COMPARISON_COLUMNS if columns in ("short", "all") else tuple(columns)
+        if columns in ("short", "all") and self.method == "screen":  # no interval, no R counterpart
+            cols = tuple(c for c in cols if c not in ("pvalue_r", "ci_conditional_low", "ci_conditional_high"))
         if columns in ("short", "all"):
             extra = tuple(c for c in ("pvalue_fission", "pvalue_carving") if c in self.frame.columns)
-            cols = cols[:cols.index("pvalue_r")] + extra + cols[cols.index("pvalue_r"):]
+            at = cols.index("pvalue_r") if "pvalue_r" in cols else len(cols)
+            cols = cols[:at] + extra + cols[at:]
             cols += tuple(c for c in CARVING_COLUMNS[1:] if c in self.frame.columns)
         out = pd.DataFrame(index=self.frame.index)
         headers = {**_HEADERS, "pvalue_conditional": self.conditional_header}
@@ -133,15 +139,18 @@ def _naive_fit(X: np.ndarray, y: np.ndarray, idx: np.ndarray, intercept: bool,
     return np.asarray(fit.params)[off:], np.asarray(fit.pvalues)[off:]
 
 
-def _fission_column(X, y, names, *, method, lam, steps, intercept, sigma, tau, rng):
+def _fission_column(X, y, names, *, method, lam, steps, intercept, sigma, tau, rng, keep_below=0.25):
     """Gaussian fission: the variables the exploration copy selects, their p-values on the
     confirmation copy, and the footnote sentence."""
     from ..conditional.lasso import solve_lasso
+    from ..conditional.screening import screen_ols
     from ..conditional.stepwise import forward_stepwise, least_angle_regression
     from ..selectors.fission import gaussian_fission
 
     parts = gaussian_fission(y, sigma=sigma, tau=tau, rng=rng)
-    if method == "lasso":
+    if method == "screen":
+        chosen = np.flatnonzero(screen_ols(X, parts.explore, keep_below))
+    elif method == "lasso":
         chosen = np.flatnonzero(solve_lasso(X, parts.explore, lam, intercept=intercept).beta != 0)
     else:
         path_fn = forward_stepwise if method == "fs" else least_angle_regression
@@ -159,10 +168,34 @@ _SHORT_LABELS = {"known": "exact conditional", "interval": "conditional, valid f
                  "asymptotic": "approximate: binomial, asymptotic"}
 
 
+def _inference_text(method: str, res) -> str:
+    if method == "screen":
+        return ("(exact t-tests given the screen's outcome, along the one-parameter family of Loftus & Taylor 2015 "
+                "Thm 3.2; THEORY.md 3.14)")
+    return f"(polyhedral lemma): {res.inference}"
+
+
 def _conditional_header(res) -> str:
     if res.sigma_mode == "plugin":
         return f"p (approximate: plug-in sigma, {res.sigma_df} residual df)"
     return f"p ({_SHORT_LABELS.get(res.sigma_mode, res.sigma_mode)})"
+
+
+_SCREEN_INTERCEPT = "(intercept of the screen)"
+
+
+def _screen(X, y, names, keep_below):
+    """The t-test screen's exact conditional t-tests (sigma unknown) in the shape the table needs:
+    (kept positions, conditional p-values, result, outcome count, label)."""
+    from ..conditional.screening import screening_inference
+
+    n, p = X.shape
+    res = screening_inference(np.column_stack([np.ones(n), X]), y, keep_below=keep_below,
+                              screened=list(range(1, p + 1)), test="coefficients", alternative="two-sided",
+                              columns=[_SCREEN_INTERCEPT, *names])
+    idx = np.asarray([names.index(v) for v in res.tested], dtype=int)
+    label = f"t-test screen at p < {keep_below:g} among {p} (Freedman's first pass)"
+    return idx, np.asarray(res.pvalue, dtype=float), res, 2 ** p, label
 
 
 def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso", lam: float | None = None,
@@ -170,15 +203,23 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
                       max_support: int | None = None, alpha: float = 0.05, intercept: bool = True,
                       with_r: bool | str = "auto", family: str = "gaussian", sigma_method: str = "auto",
                       sigma_delta: float | None = None, fission_tau: float | None = None,
-                      carving_noise_sd: float | None = None, rng: Any = None) -> SelectionComparison:
-    """Select variables with the lasso / forward stepwise / LAR and compare every p-value column.
+                      carving_noise_sd: float | None = None, keep_below: float = 0.25,
+                      rng: Any = None) -> SelectionComparison:
+    """Select variables with the lasso / forward stepwise / LAR / the t-test screen and compare every
+    p-value column.
 
     Parameters
     ----------
     data : pandas.DataFrame
     response : str
         Response column (0/1 for ``family="binomial"``).
-    method : {"lasso", "fs", "lar"}
+    method : {"lasso", "fs", "lar", "screen"}
+        ``"screen"``: Freedman's first pass, which keeps the variables whose two-sided t p-value
+        in the OLS regression of the response on an intercept and all ``columns`` is below
+        ``keep_below``; its conditional column is the exact t-test given the screen's outcome with
+        sigma unknown (:func:`selective.conditional.screening_inference`), without an interval,
+        and R selectiveInference has no counterpart (``with_r=True`` is refused). Its max-information
+        column counts :math:`2^p` outcomes.
     lam : float
         Lasso penalty (scale :math:`\\frac12\\|y-Xb\\|^2 + \\lambda\\|b\\|_1`, binomial
         :math:`-\\ell + \\lambda\\|b\\|_1`; glmnet's s is lam/n); required for ``method="lasso"``.
@@ -225,6 +266,8 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
         :func:`~selective.conditional.randomized_stepwise_inference`). ``carving_noise_sd = sigma``
         lets the selection see the data as a 50:50 split would, while the tests use every row. As
         with fission, rows it alone selected are added.
+    keep_below : float
+        The screen's level in (0, 1) for ``method="screen"`` (default 0.25, Freedman 1983).
     rng : numpy.random.Generator or int, optional
         Randomness of the fission and the carving (default: fresh entropy).
 
@@ -239,6 +282,13 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
     alpha = check_probability("alpha", alpha, closed="neither")
     if with_r not in (True, False, "auto"):
         raise ValueError(f"`with_r` must be True, False or 'auto'; got {with_r!r}.")
+    keep_below = check_probability("keep_below", keep_below, closed="neither")
+    if method == "screen" and (family != "gaussian" or not intercept or with_r is True or carving_noise_sd is not None):
+        raise ValueError("method='screen' needs family='gaussian' and intercept=True (the screen regresses on an "
+                         "intercept and every column), has no R counterpart (with_r=True) and no noise carving "
+                         "(screening_inference(screen_rows=...) carves by rows); got "
+                         f"family={family!r}, intercept={intercept!r}, with_r={with_r!r}, "
+                         f"carving_noise_sd={carving_noise_sd!r}.")
     if family == "binomial" and method != "lasso":
         raise ValueError(f"`family`='binomial' is only available with method='lasso' (the binomial lasso of "
                          f"Taylor & Tibshirani 2018); forward stepwise and LAR inference assume a Gaussian "
@@ -281,6 +331,8 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
             n_out = sum(math.comb(p, j) for j in range(s + 1))
             kind = "binomial lasso" if family == "binomial" else "lasso"
             label = f"{kind} support (size <= {s} of {p}) at lambda = {lam:g}"
+        elif method == "screen":
+            idx_screen, p_screen, res, n_out, label = _screen(X, y, names, keep_below)
         else:
             if steps is None:
                 raise ValueError(f"`steps` is required for method={method!r}; got None.")
@@ -296,7 +348,7 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
             warnings.warn(str(w.message), SelectiveWarning, stacklevel=2)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    idx = np.asarray(res.index, dtype=int)
+    idx = idx_screen if method == "screen" else np.asarray(res.index, dtype=int)
     variables = [names[i] for i in idx]
     if idx.size == 0:
         raise ValueError("the selection chose no variable: nothing to test.")
@@ -306,12 +358,15 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
     corr = correct(p_naive, ledger.totals(), alpha=alpha)
     frame = pd.DataFrame({
         "estimate": est, "pvalue_naive": p_naive, "pvalue_maxinfo": corr.pvalue_maxinfo,
-        "pvalue_mutual_info": corr.pvalue_mutual_info, "pvalue_conditional": np.asarray(res.pvalue, dtype=float),
-        "pvalue_r": np.nan, "ci_conditional_low": np.asarray(res.ci)[:, 0],
-        "ci_conditional_high": np.asarray(res.ci)[:, 1],
+        "pvalue_mutual_info": corr.pvalue_mutual_info,
+        "pvalue_conditional": p_screen if method == "screen" else np.asarray(res.pvalue, dtype=float),
+        "pvalue_r": np.nan, "ci_conditional_low": np.nan if method == "screen" else np.asarray(res.ci)[:, 0],
+        "ci_conditional_high": np.nan if method == "screen" else np.asarray(res.ci)[:, 1],
     }, index=pd.Index(variables, name="variable"))
     r_status = "not requested"
-    if with_r is not False:
+    if method == "screen" and with_r == "auto":
+        r_status = "R selectiveInference has no inference after t-test screening"
+    elif with_r is not False:
         from .rcompare import compare_with_r, why_r_unavailable
 
         reason = why_r_unavailable()
@@ -334,7 +389,7 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
     if fission_tau is not None:
         fission, fission_variables, fission_note = _fission_column(
             X, y, names, method=method, lam=lam, steps=steps, intercept=intercept, sigma=sigma, tau=fission_tau,
-            rng=rng)
+            rng=rng, keep_below=keep_below)
         frame = frame.reindex(list(frame.index) + [v for v in fission_variables if v not in frame.index])
         frame["pvalue_fission"] = fission.reindex(frame.index).to_numpy(dtype=float)
     carving, carving_note = None, ""
@@ -352,7 +407,10 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
                         f"N(0, {carving_noise_sd:g}^2), and exact p-values and {1 - alpha:g} intervals from all of "
                         f"y given it (sigma = {sigma:g} known; Tian & Taylor 2018): "
                         f"{', '.join(map(str, chosen)) or 'nothing'}.")
-    if family == "binomial":
+    if method == "screen":
+        sig_note = (f"sigma unknown, the t statistic on the first pass's {res.df2} residual df (Loftus & Taylor "
+                    "2015); no interval")
+    elif family == "binomial":
         sig_note = "binomial one-step estimator, asymptotic normal (Taylor & Tibshirani 2018)"
     else:
         sig_note = f"sigma = {res.sigma:.4g}: {res.sigma_rule or 'given'}"
@@ -361,10 +419,12 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
         r_note = f" R column: R's own computation with sigma = {res.sigma:.4g} plugged in."
     footnote = (f"Selection: {label}; max-information column from its description length "
                 f"({n_out} outcomes, log2 = {math.log2(n_out):.3g} bits; Dwork et al. 2015 Thms 9, 13, 17). "
-                f"Conditional p-values (polyhedral lemma): {res.inference}; {sig_note}. "
+                f"Conditional p-values {_inference_text(method, res)}; {sig_note}. "
                 "All p-values two-sided." + r_note
                 + ("" if r_status == "compared" else " R column empty: " + r_status.rstrip(".") + ".")
                 + fission_note + carving_note)
     return SelectionComparison(frame=frame, method=method, n_outcomes=n_out, conditional=res, r_status=r_status,
-                               footnote=footnote, conditional_header=_conditional_header(res),
+                               footnote=footnote, conditional_header=(
+                                   "p (exact conditional, sigma unknown)" if method == "screen"
+                                   else _conditional_header(res)),
                                fission_variables=fission_variables, carving=carving)
