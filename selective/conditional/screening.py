@@ -193,8 +193,8 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
     resid = yv - Xm @ beta
     rss = float(resid @ resid)
     if _fits_exactly(rss1, y1) or _fits_exactly(rss, yv):
-        raise ValueError("`y` must not be fitted exactly by `X` (zero residual up to rounding, e.g. a constant `y`: "
-                         "sigma cannot be estimated).")
+        raise ValueError("`y` must not be fitted exactly by `X` (residual below 1e-10 of `y`'s size, i.e. "
+                         "rounding noise, e.g. a constant `y`: sigma cannot be estimated).")
     crit = float(stats.t.isf(keep_below / 2, df1))
     passed = scr & (2 * stats.t.sf(np.abs(tstat), df1) < keep_below)
     kept_names = tuple(names[j] for j in np.nonzero(passed)[0])
@@ -395,8 +395,8 @@ def screen_ols(x: np.ndarray, y: np.ndarray, keep_below: float) -> np.ndarray:
                          f"{np.linalg.matrix_rank(X)} of {p + 1}.")
     _, _, rss, tstat = _first_pass(X, y)
     if _fits_exactly(rss, y):
-        raise ValueError("`data`: the features fit the target exactly (zero residual up to rounding, e.g. a constant "
-                         "target), so no t-test can be made.")
+        raise ValueError("`data`: the features fit the target exactly (residual below 1e-10 of the "
+                         "target's size, i.e. rounding noise, e.g. a constant target), so no t-test can be made.")
     return 2 * stats.t.sf(np.abs(tstat[1:]), n - p - 1) < keep_below
 
 
