@@ -139,9 +139,9 @@ def fit_model(formula: str, data: pd.DataFrame, model: str, *, missing: str, wei
         wy = np.asarray(mod.wendog, dtype=float)
         resid = wy - mod.wexog @ np.linalg.lstsq(mod.wexog, wy, rcond=None)[0]
         if not float(resid @ resid) > 1e-20 * float(wy @ wy):
-            raise ValueError(f"{formula!r} fits its outcome exactly (residual below 1e-10 of the outcome's size, i.e. "
-                             "rounding noise: e.g. a constant outcome; an outcome varying on a tiny scale around a large "
-                             "value needs that value subtracted first), so no t-test can be made.")
+            raise ValueError(f"{formula!r} fits its outcome exactly (residual below 1e-10 of the outcome's size, "
+                             "i.e. rounding noise: e.g. a constant outcome; an outcome varying on a tiny scale around "
+                             "a large value needs that value subtracted first), so no t-test can be made.")
     robust = {} if cov_type == "nonrobust" else {"cov_type": cov_type, "cov_kwds": cov_kwds}
     # OLS: t reference with robust covariance too (residual df; G - 1 for clusters), as R's coeftest
     fit = mod.fit(**robust, **({"use_t": True} if robust else {})) if model == "ols" else mod.fit(
