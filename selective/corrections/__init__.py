@@ -33,7 +33,12 @@ References
 """
 
 from ._common import Threshold
-from .bonferroni import corrected_pvalue_bonferroni, gamma_bonferroni
+from .bonferroni import (
+    corrected_pvalue_bonferroni,
+    corrected_pvalue_sparse_validate,
+    gamma_bonferroni,
+    sparse_validate_weights,
+)
 from .combine import Corrections, correct, interval_at_level
 from .maxinfo import (
     corrected_pvalue_description_length,
@@ -84,6 +89,8 @@ __all__ = [
     "optimal_beta_description_length",
     "gamma_bonferroni",
     "corrected_pvalue_bonferroni",
+    "sparse_validate_weights",
+    "corrected_pvalue_sparse_validate",
     "gamma_mi_via_maxinfo",
     "corrected_pvalue_mi_via_maxinfo",
     "optimal_beta_mi_via_maxinfo",

@@ -107,7 +107,7 @@ def plot_validation(results: dict[str, Any], *, measure: str = "type_one_error",
 #: carving is drawn in black).
 _POWER_ORDER = ("pvalue_naive", "pvalue_maxinfo", "pvalue_mutual_info", "pvalue_bonferroni", "pvalue_best",
                 "pvalue_split", "pvalue_conditional", "pvalue_winners", "pvalue_hybrid", "pvalue_randomized",
-                "pvalue_fission", "pvalue_oracle")
+                "pvalue_fission", "pvalue_oracle", "pvalue_transcript", "pvalue_split_directional")
 
 
 def _legend_label(methods) -> str:

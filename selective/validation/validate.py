@@ -143,7 +143,7 @@ def verdicts(results: dict[str, SimulationResult], *, levels: Sequence[float] = 
 
 #: Columns that are baselines of the power table, not routes of the package: data splitting and
 #: fission (they test on data the exploration did not see) and the oracle (no selection at all).
-BASELINES = ("pvalue_split", "pvalue_fission", "pvalue_oracle")
+BASELINES = ("pvalue_split", "pvalue_fission", "pvalue_oracle", "pvalue_split_directional")
 #: the columns every scenario has: the summary tables give each its own column, the others share one
 _STANDARD = PVALUE_COLUMNS[:6]
 

@@ -283,3 +283,34 @@ def test_huge_epsilon_gives_valid_numbers(eps, n):
     for t in (C.gamma_pure_dp_all_distributions(0.05, eps, n), C.gamma_pure_dp_product(0.05, eps, n),
               C.gamma_union_dl_and_pure_dp_product(0.05, 2, eps, n), C.gamma_union(0.05, route)):
         assert not math.isnan(t.log2_gamma) and t.log2_gamma < -1e9
+
+
+@settings(max_examples=200, deadline=None)
+@given(m=st.integers(1, 500), first=st.floats(1e-6, 1.0, exclude_max=True), p=st.floats(0.0, 1.0),
+       q=st.integers(1, 500))
+def test_sparse_validate_weights_sum_to_one_and_the_correction_divides_by_them(m, first, p, q):
+    w = C.sparse_validate_weights(m, first_weight=first)
+    assert len(w) == m and math.isclose(w.sum(), 1.0, rel_tol=1e-12) and (w > 0).all()
+    q = min(q, m)
+    got = C.corrected_pvalue_sparse_validate(p, q, m, first_weight=first)
+    assert got == min(1.0, p / w[q - 1]) and p <= got <= 1.0
+    # the union bound: the thresholds alpha * w_q of the m positions spend exactly alpha
+    alpha = 0.05
+    assert math.isclose(sum(alpha * wq for wq in w), alpha, rel_tol=1e-12)
+
+
+def test_sparse_validate_first_query_gives_the_two_sided_p_value_back_and_errors_name_the_argument():
+    two_sided = 0.03  # the validated feature agrees with its training sign, so one-sided = half
+    assert C.corrected_pvalue_sparse_validate(two_sided / 2, 1, 10) == pytest.approx(two_sided)
+    assert C.corrected_pvalue_sparse_validate(two_sided / 2, 2, 10) == pytest.approx(two_sided / 2 * 18)
+    np.testing.assert_allclose(C.corrected_pvalue_sparse_validate(np.array([0.01, 0.001]), np.array([1, 3]), 10),
+                               [0.02, 0.018])
+    assert C.sparse_validate_weights(1, first_weight=0.2).tolist() == [1.0]
+    for kwargs, match in [(dict(position=0), r"`position` must hold integers in 1..m = 1..10; got 0"),
+                          (dict(position=11), "got 11"), (dict(position=True), "got True"),
+                          (dict(position=np.array([1, 2])), "shape of `pvalue`"),
+                          (dict(first_weight=1.0), "`first_weight` must be below 1 when m > 1"),
+                          (dict(first_weight=0.0), "`first_weight`")]:
+        args = {"pvalue": 0.01, "position": 1, "m": 10, **kwargs}
+        with pytest.raises(ValueError, match=match):
+            C.corrected_pvalue_sparse_validate(**args)

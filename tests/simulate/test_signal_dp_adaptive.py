@@ -165,3 +165,41 @@ def test_signal_variants_label_each_column_by_what_it_tested():
     assert "Attributes 0..2" in sc.truth
     fs = FreedmanScreening(coefficients=(0.33,))
     assert "null iff it holds none of them" in fs.truth and fs.columns[-1] == "pvalue_oracle"
+
+
+def test_holdout_transcript_column_is_the_weighted_union_bound_recomputed_per_replication():
+    # recompute each replication by hand from the same draws: the holdout t-test of the validated
+    # feature, one-sided in its training sign, over the weight of the query that validated it
+    import math
+
+    from scipy import stats
+
+    sc = HoldoutReuse(effects=(0.33, 0.33, 0.33))
+    n, m, k = sc.n_obs, sc.n_features, 3
+    out = sc.replicate_many([replication_rng(4, i) for i in range(40)])
+    seen = set()
+    for i in range(40):
+        g = replication_rng(4, i)
+        parts = []
+        for _ in range(2):
+            x = g.standard_normal((n, m))
+            y = 2.0 * g.integers(0, 2, n) - 1.0
+            x[:, :k] += y[:, None] * 0.33
+            parts.append(x * y[:, None])
+        wt, wh = parts[0].mean(axis=0), parts[1].mean(axis=0)
+        t = wh / (parts[1].std(axis=0, ddof=1) / math.sqrt(n))
+        order = np.argsort(-np.abs(wt), kind="stable")[: sc.n_queries]
+        yes = [q for q, j in enumerate(order) if np.sign(wh[j]) == np.sign(wt[j]) and abs(wh[j]) >= 1 / math.sqrt(n)]
+        if yes:
+            q = yes[0]
+            weight = 0.5 if q == 0 else 0.5 / (sc.n_queries - 1)
+            want = min(1.0, stats.t.sf(np.sign(wt[order[q]]) * t[order[q]], n - 1) / weight)
+            seen.add(q == 0)
+        else:
+            want = 1.0
+        assert out.pvalues["pvalue_transcript"][i, 0] == pytest.approx(want, rel=1e-12)
+        top = order[0]
+        assert out.pvalues["pvalue_split_directional"][i, 0] == pytest.approx(
+            stats.t.sf(np.sign(wt[top]) * t[top], n - 1), rel=1e-12)
+        assert out.null["pvalue_split_directional"][i, 0] == (top >= k)
+    assert seen == {True, False}  # both the first query and a later one validated in these draws

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy import stats
 
 from ..._validation import check_int
 from ...accounting.certificates import DescriptionLength
+from ...corrections import corrected_pvalue_sparse_validate
 from ..outcomes import Outcomes
 from .base import _STANDARD, Scenario, _corrected, _two_sided_t
 from .dp import ORACLE_LABELS, check_effects, with_oracle
@@ -39,6 +41,15 @@ class HoldoutReuse(Scenario):
     Data splitting: the single-use holdout, i.e. test the top training feature without consulting
     the holdout first.
 
+    ``pvalue_transcript``: the weighted union bound over the stopping positions
+    (:func:`selective.corrections.corrected_pvalue_sparse_validate`, THEORY.md 3.15): the
+    validated feature's holdout p-value, one-sided in the sign of its training mean (the sign
+    the query checked), divided by the weight of its position (1/2 for the first query, 1/18
+    for each of the others); 1 when no query validates (nothing is tested). Beside it, the
+    baseline ``pvalue_split_directional``: the single-use holdout's test of the top training
+    feature made one-sided in the same sign, which is what the transcript route gives back when
+    the first query validates.
+
     Signal variant: with ``effects``, attribute j < ``len(effects)`` is :math:`x_j = \beta_j y + e_j`
     with :math:`\beta_j` = ``effects[j]`` and :math:`e_j` N(0, 1) independent of the label, in
     both sets (so :math:`E[x_jy] = \beta_j`); ``pvalue_oracle`` is the holdout t-test of attribute
@@ -59,7 +70,11 @@ class HoldoutReuse(Scenario):
     effects: tuple[float, ...] = ()
     description: ClassVar[str] = "holdout reused to validate features one by one, then to test the chosen one"
     chunk_size: ClassVar[int] = 250
-    column_labels: ClassVar[dict[str, str]] = ORACLE_LABELS
+    column_labels: ClassVar[dict[str, str]] = {
+        **ORACLE_LABELS,
+        "pvalue_transcript": "weighted union over the SparseValidate transcript (1/2 on the first query), "
+                             "one-sided in the training sign",
+        "pvalue_split_directional": "data splitting, one-sided in the training sign"}
 
     def __post_init__(self) -> None:
         Scenario.__post_init__(self)
@@ -71,7 +86,8 @@ class HoldoutReuse(Scenario):
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return _STANDARD + ("pvalue_oracle",) if self.effects else _STANDARD
+        own = ("pvalue_transcript", "pvalue_split_directional")
+        return _STANDARD + own + ("pvalue_oracle",) if self.effects else _STANDARD + own
 
     @property
     def truth(self) -> str:
@@ -119,11 +135,20 @@ class HoldoutReuse(Scenario):
         tstat = wh / (sd / math.sqrt(n))
         p = _two_sided_t(tstat[np.arange(r), j], n - 1)
         ps = _two_sided_t(tstat[np.arange(r), order[:, 0]], n - 1)
+        # one-sided in the sign of the training mean (fixed before the holdout is read)
+        signed = np.sign(wt[rows, order]) * tstat[rows, order]
+        p_dir = stats.t.sf(signed, n - 1)
+        validated = bit.any(axis=1)
+        transcript = np.ones(r)
+        transcript[validated] = corrected_pvalue_sparse_validate(
+            p_dir[validated, first[validated]], first[validated] + 1, self.n_queries)
+        own = {"pvalue_split": ps, "pvalue_transcript": transcript, "pvalue_split_directional": p_dir[:, 0]}
         k = len(self.effects)
         if not k:
-            return self._finish(p, np.ones(r, dtype=bool), {"pvalue_split": ps})
-        cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates),
-                "pvalue_split": ps}
-        out = Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in _STANDARD}, (j >= k).reshape(r, 1),
-                                   null_by_column={"pvalue_split": (order[:, :1] >= k)})
+            return self._finish(p, np.ones(r, dtype=bool), own)
+        cols = {"pvalue_naive": p, **_corrected(p, self.certificates(), self.n_rows, self.n_candidates), **own}
+        top_null = order[:, :1] >= k
+        out = Outcomes.from_shared({c: cols[c].reshape(r, 1) for c in self.columns if c != "pvalue_oracle"},
+                                   (j >= k).reshape(r, 1),
+                                   null_by_column={"pvalue_split": top_null, "pvalue_split_directional": top_null})
         return with_oracle(out, _two_sided_t(tstat[:, 0], n - 1))
