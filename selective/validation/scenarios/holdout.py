@@ -72,8 +72,7 @@ class HoldoutReuse(Scenario):
     chunk_size: ClassVar[int] = 250
     column_labels: ClassVar[dict[str, str]] = {
         **ORACLE_LABELS,
-        "pvalue_transcript": "weighted union over the SparseValidate transcript (1/2 on the first query), "
-                             "one-sided in the training sign",
+        "pvalue_transcript": "weighted union over the transcript, one-sided in the training sign",
         "pvalue_split_directional": "data splitting, one-sided in the training sign"}
 
     def __post_init__(self) -> None:
