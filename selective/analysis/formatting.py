@@ -279,6 +279,20 @@ def conditional_notes(notes: Any, names: list[str]) -> list[str]:
     return out
 
 
+def withheld_notes(notes: Any, names: list[str]) -> list[str]:
+    """Why cells outside the conditional columns are withheld (the trust rule, a failed fallback,
+    fission), for renderings without the note column: each reason once, with the rows it applies
+    to. Reasons of the conditional and hybrid columns are left to :func:`conditional_notes`."""
+    reasons: dict[str, list[str]] = {}
+    for name, note in zip(names, notes, strict=True):
+        if not isinstance(note, str):
+            continue
+        for part in note.split("; "):
+            if "withheld" in part and not part.startswith(("conditional", "hybrid")):
+                reasons.setdefault(part.strip().rstrip("."), []).append(name)
+    return [f"{r[0].upper()}{r[1:]} ({', '.join(rows)})." for r, rows in reasons.items()]
+
+
 def row_numbers(n: int) -> list[str]:
     """Rows named by position ("row 1", ...) in notes under Markdown and HTML tables."""
     return [f"row {i}" for i in range(1, n + 1)]

@@ -47,6 +47,7 @@ from .formatting import (
     markdown_table,
     row_numbers,
     text_table,
+    withheld_notes,
 )
 
 __all__ = [
@@ -170,14 +171,17 @@ class RenderMixin:
         return text
 
     def _conditional_notes(self, columns: Any, names: list[str]) -> list[str]:
-        """What the conditional cells rest on and why some are withheld, when the note column is
-        not shown (docs: the reasons must travel with the numbers)."""
+        """What the conditional cells rest on and why cells are withheld, when the note column is
+        not shown (the reasons must travel with the numbers)."""
         frame = getattr(self, "frame", None)
         if frame is None or "note" not in frame or not hasattr(self, "columns_for"):
             return []
         cols = self.columns_for(columns)
-        shown = "pvalue_conditional" in cols and "note" not in cols
-        return conditional_notes(frame["note"].tolist(), names) if shown else []
+        if "note" in cols:
+            return []
+        notes = frame["note"].tolist()
+        out = conditional_notes(notes, names) if "pvalue_conditional" in cols else []
+        return out + withheld_notes(notes, names)
 
     def _legend_notes(self, labels: list[str]) -> str:
         return "; ".join(f"H{i}: {latex_escape(lab)}" for i, lab in enumerate(labels, 1)) + "."

@@ -133,8 +133,8 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
             withheld = _withhold(rows[-1], corr, tr.trusted_level)
             if withheld and not tr.note:
                 rows[-1]["note"] = "; ".join(x for x in (rows[-1]["note"], (
-                    f"{', '.join(withheld)} withheld: threshold below {tr.trusted_level:.2g}, where the "
-                    f"{_method_of(tr.result)} p-value is trusted")) if x)
+                    f"{', '.join(withheld)} withheld: threshold below {tr.trusted_level:.2g}, the smallest level "
+                    f"at which the {_method_of(tr.result)} p-value is trusted")) if x)
     return rows
 
 

@@ -79,6 +79,21 @@ def test_without_a_trusted_version_the_columns_below_its_level_are_withheld():
     assert "trusted down to 0.01 only" in row.note
 
 
+def test_the_reason_for_withheld_cells_travels_with_every_rendering_without_the_note_column():
+    t = _analysis(_Spec(1e-7, exact=False, label="h1"), _Spec(0.3, exact=True, label="h2")).report()
+    reason = "trusted down to 0.01 only: corrected p-values that compare it with a smaller threshold are withheld"
+    assert "asymptotic p-value " + reason in t.frame.note.iloc[0]
+    reason = "Asymptotic p-value " + reason  # as a sentence under the table
+    md, html, latex = t.to_markdown(), t.to_html(), t.to_latex()
+    assert "n/a |" in md and "note" not in md.split("\n")[0].lower()
+    for text in (md, html):
+        assert reason + " (row 1)." in text  # each reason once, with the rows it applies to
+    assert reason + " (h1)." in latex
+    assert "(row 2)" not in md  # a row with nothing withheld is not listed
+    # with the note column shown, the reason is in the row and not repeated under the table
+    assert md.count(reason) == 1 and reason not in t.to_markdown(columns="all")
+
+
 class _Failing(_Spec):
     """A test whose version for small levels raises on these data (e.g. its null fit fails)."""
 
