@@ -25,10 +25,12 @@ body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; mar
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.86em; }
 .table-wrap { overflow-x: auto; }
-th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e3e3e3; text-align: right; vertical-align: top; }
+th, td { padding: 0.25em 0.5em; border-bottom: 1px solid #e3e3e3; text-align: right; vertical-align: top; }
 th { border-bottom: 2px solid #444; }
 th:first-child, td:first-child { text-align: left; }
-td { white-space: nowrap; } td:first-child { white-space: normal; min-width: 14em; }
+td { white-space: nowrap; } td:first-child { min-width: 12em; }
+td.text { white-space: normal; text-align: left; min-width: 6em; }
+.selective-note { font-size: 0.88em; color: #444; max-width: 60em; margin: 0.4em 0; }
 .selective-ledger td:nth-child(-n+3), .selective-ledger th:nth-child(-n+3) { text-align: left; white-space: normal; }
 .selective-footnote, .meta { font-size: 0.88em; color: #444; max-width: 60em; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
@@ -120,8 +122,7 @@ def html_report(table: CorrectedTable, *, title: str = "Corrected p-values after
         meta.append(f"Page written {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}.")
     parts.append('<p class="meta">' + " ".join(meta) + "</p>")
 
-    parts += ["<h2>Corrected table</h2>", '<div class="table-wrap">', table.to_html(columns=columns, footnote=False),
-              "</div>"]
+    parts += ["<h2>Corrected table</h2>", table.to_html(columns=columns, footnote=False)]
     if table.footnote:
         parts.append(f'<p class="selective-footnote">{esc(table.footnote)}</p>')
 
