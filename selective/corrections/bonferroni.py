@@ -78,6 +78,10 @@ def corrected_pvalue_sparse_validate(pvalue, position, m: int, *, first_weight: 
     queries is used, so the bound holds for any dependence between the features. With
     ``first_weight = 1/2`` and a query that checks the sign, a feature validated by the first
     query gets its two-sided holdout p-value back, the single-use holdout's test.
+
+    The p-value is compared with :math:`\alpha w_q`, not with alpha: an asymptotic p-value must
+    be accurate down to that level (a result's ``trusted_level`` at most :math:`\alpha w_q`;
+    docs/THEORY.md 7.1), which for a late query is :math:`\alpha/(2(m-1))` with the default weights.
     """
     p = check_pvalues("pvalue", pvalue)
     w = sparse_validate_weights(m, first_weight=first_weight)
