@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "exact_fit_problem",
+    "magnitude_problem",
     "check_real",
     "check_in_interval",
     "check_positive",
@@ -138,3 +140,47 @@ def check_pvalues(name: str, value: Any) -> np.ndarray:
         bad = float(arr[np.isnan(arr) | (arr < 0) | (arr > 1)].ravel()[0])
         raise ValueError(f"`{name}` must hold p-values in [0, 1]; got {bad!r}.")
     return arr
+
+
+def exact_fit_problem(X: Any, y: Any) -> str | None:
+    """Why least squares of ``y`` on ``X`` leaves a residual of rounding noise only, or None.
+
+    The residual of an exactly fitted outcome (a constant outcome with an intercept) is not 0 in
+    floating point but of order eps · cond(X) · |y|, and t statistics computed from it are noise.
+    The residual counts as noise when its norm is at most 1000 · eps · max(1, cond(X)) times y's
+    (both measured on unit scales, so no square over- or underflows). An outcome varying on a
+    tiny scale around a large value is well above that level until about 1e12 times its spread.
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    top = float(np.max(np.abs(y))) if y.size else 0.0
+    if not top > 0:
+        return "the outcome is 0 in every row"
+    y = y / top
+    cols = np.max(np.abs(X), axis=0)
+    X = X / np.where(cols > 0, cols, 1.0)
+    sv = np.linalg.svd(X, compute_uv=False)
+    cond = float(sv[0] / sv[-1]) if sv.size and sv[-1] > 0 else math.inf
+    resid = y - X @ np.linalg.lstsq(X, y, rcond=None)[0]
+    rel = float(np.linalg.norm(resid) / np.linalg.norm(y))
+    level = 1e3 * np.finfo(float).eps * max(1.0, cond)
+    if rel > level:
+        return None
+    return (f"its residual is {rel:.1e} of the outcome's size, at or below the rounding level {level:.1e} of this "
+            f"design (condition number {cond:.2g}): e.g. a constant outcome, or one that varies only in its last "
+            "digits around a large value (subtract that value first)")
+
+
+def magnitude_problem(X: Any, y: Any, names: Any = None) -> str | None:
+    """Why an OLS fit of ``y`` on ``X`` cannot be computed in double precision, or None: a column
+    or the outcome so large or small that its squares over- or underflow (statsmodels then
+    returns p-values of 1 or NaN, or calls the design rank deficient)."""
+    X = np.asarray(X, dtype=float)
+    names = list(names) if names is not None else [f"column {j}" for j in range(X.shape[1])]
+    for what, values in (("the outcome", np.asarray(y, dtype=float)), *zip(names, X.T, strict=True)):
+        top = float(np.max(np.abs(values))) if np.size(values) else 0.0
+        if top > 0 and not 1e-150 < top < 1e150:
+            return (f"{what if what == 'the outcome' else repr(what)} has largest absolute value {top:.1e} (after "
+                    "any weighting), whose square under- or overflows in double precision: rescale it (a t-test "
+                    "does not depend on the scale)")
+    return None

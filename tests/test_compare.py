@@ -272,7 +272,25 @@ def test_screen_method_against_its_sources(diabetes):
     assert set(strict.frame.index) < set(kept)
 
 
+def test_screen_method_reads_any_label_and_is_unmoved_by_an_offset(diabetes):
+    # found by review: a column named like the screen's internal intercept label was refused, and an
+    # offset of 1e9 made the screen keep another variable
+    base = compare_selection(diabetes, "y", method="screen")
+    renamed = compare_selection(diabetes.rename(columns={"sex": "(intercept of the screen)"}), "y", method="screen")
+    np.testing.assert_allclose(renamed.frame.pvalue_conditional, base.frame.pvalue_conditional, rtol=1e-12)
+    shifted = compare_selection(diabetes.assign(sex=diabetes.sex + 1e9), "y", method="screen")
+    assert list(shifted.frame.index) == list(base.frame.index)
+    np.testing.assert_allclose(shifted.frame.pvalue_conditional, base.frame.pvalue_conditional, rtol=1e-6)
+    np.testing.assert_allclose(shifted.frame.pvalue_naive, base.frame.pvalue_naive, rtol=1e-6)
+
+
 @pytest.mark.parametrize(("kwargs", "match"), [
+    (dict(sigma=55.0), "does not use `sigma`=55.0"),
+    (dict(lam=3.0, steps=2), "does not use `lam`=3.0, `steps`=2"),
+    (dict(columns=[]), "`columns` must name at least one predictor"),
+    (dict(columns=["y", "bmi"]), "and not the response 'y'"),
+    (dict(sigma=55.0, fission_tau=0.0), "`fission_tau` must be"),
+    (dict(keep_below=1e-100), r"the selection \(t-test screen at p < 1e-100 among 10"),
     (dict(intercept=False), "intercept=False"),
     (dict(with_r=True), "with_r=True"),
     (dict(sigma=55.0, carving_noise_sd=10.0), "carving_noise_sd=10.0"),

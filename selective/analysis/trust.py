@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from statsmodels.tools.sm_exceptions import PerfectSeparationError
 
 __all__ = ["TrustedResult", "trusted_level", "results_at_level"]
 
@@ -84,8 +85,10 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
             if key not in cache:
                 try:
                     cache[key] = runner(data, level, rng=np.random.default_rng(children[i]))
-                except (ValueError, ArithmeticError, np.linalg.LinAlgError) as err:
+                except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError,
+                        PerfectSeparationError) as err:
                     # a version that cannot be computed on these data is no version: the cell is withheld
+                    # (programming errors such as TypeError or KeyError are not caught)
                     cache[key] = err
             alt = cache[key]
             if isinstance(alt, Exception):

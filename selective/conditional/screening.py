@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import linalg, special, stats
 
-from .._validation import check_probability
+from .._validation import check_probability, exact_fit_problem
 from ._checks import check_alternative, check_choice, design_and_response
 from ._group_regions import _f_logsf, _trig_region, _truncated_pvalue
 from .groupfs import _orth
@@ -171,9 +171,12 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
     dup = sorted({str(c) for c in names if names.count(c) > 1})
     if dup:
         raise ValueError(f"`columns` must be distinct names; got {dup!r} more than once.")
-    # every statistic is invariant to the scale of y and of each column: work on unit scales, so that
-    # neither squares overflow nor very different column scales look like rank deficiency
-    Xm, yv = _unit_scale(Xm), _unit_scale(yv[:, None])[:, 0]
+    scr = _screened_mask(screened, names)
+    # every statistic is invariant to the scale of y and of each column, and to adding multiples of the
+    # unscreened columns (which every model holds) to a screened one: work on unit scales with the screened
+    # columns residualized on the unscreened ones, so that neither squares overflow nor a column far from 0
+    # (an offset of 1e9 times its spread) makes the design ill-conditioned
+    Xm, yv = _prepared(Xm, scr), _unit_scale(yv[:, None])[:, 0]
     rows = _screen_rows(screen_rows, n)
     n1 = int(rows.sum())
     for what, m in (("`X`", n), ("`X[screen_rows]`", n1)):
@@ -186,15 +189,15 @@ def screening_inference(X, y, *, keep_below: float = 0.25, screened=None, test: 
         if rank < p:
             raise ValueError(f"{what} must have full column rank (the first pass fits every column); got rank "
                              f"{rank} for {p} columns.")
-    scr = _screened_mask(screened, names)
     df1, df2 = n1 - p, n - p
+    problem = exact_fit_problem(X1, y1) or exact_fit_problem(Xm, yv)
+    if problem:
+        raise ValueError(f"`y` must not be fitted exactly by `X` up to rounding ({problem}): sigma cannot be "
+                         "estimated.")
     G1, L1, rss1, tstat = _first_pass(X1, y1)
     beta = np.linalg.lstsq(Xm, yv, rcond=None)[0]
     resid = yv - Xm @ beta
     rss = float(resid @ resid)
-    if _fits_exactly(rss1, y1) or _fits_exactly(rss, yv):
-        raise ValueError("`y` must not be fitted exactly by `X` (residual below 1e-10 of `y`'s size, i.e. "
-                         "rounding noise, e.g. a constant `y`: sigma cannot be estimated).")
     crit = float(stats.t.isf(keep_below / 2, df1))
     passed = scr & (2 * stats.t.sf(np.abs(tstat), df1) < keep_below)
     kept_names = tuple(names[j] for j in np.nonzero(passed)[0])
@@ -265,18 +268,29 @@ def _unit_scale(M: np.ndarray) -> np.ndarray:
     return M / np.where(top > 0, top, 1.0)
 
 
-def _fits_exactly(rss: float, y: np.ndarray) -> bool:
-    """Whether a residual sum of squares is zero up to rounding (residual norm below 1e-10 of the
-    response's): a constant response with an intercept leaves a residual of rounding noise only, whose
-    t statistics would be noise too."""
-    return not rss > 1e-20 * float(np.dot(y, y))
+def _prepared(X: np.ndarray, screened: np.ndarray) -> np.ndarray:
+    """``X`` on unit scales with each screened column replaced by its residual on the unscreened
+    ones (then rescaled): an exact reparametrization for every model the screen fits, all of which
+    hold the unscreened columns, so the t statistics, the F statistics and the event are unchanged,
+    while a screened column far from 0 no longer nearly repeats the intercept."""
+    X = _unit_scale(np.asarray(X, dtype=float))
+    if screened.all() or not screened.any():
+        return X
+    U = X[:, ~screened]
+    S = X[:, screened]
+    X = X.copy()
+    X[:, screened] = _unit_scale(S - U @ np.linalg.lstsq(U, S, rcond=None)[0])
+    return X
 
 
 def _first_pass(X1: np.ndarray, y1: np.ndarray):
     """(X1'X1)^-1, (X1'X1)^-1 X1', the RSS and the t statistics of the screen's regression: one computation,
     shared by the selector and the inference, so both see the same kept set even at a tie."""
-    G1 = np.linalg.inv(X1.T @ X1)
-    L1 = G1 @ X1.T
+    # through a QR factorization: inverting X'X would square the condition number
+    Q, R = np.linalg.qr(X1)
+    Rinv = linalg.solve_triangular(R, np.eye(R.shape[0]))
+    G1 = Rinv @ Rinv.T
+    L1 = Rinv @ Q.T
     beta1 = L1 @ y1
     rss1 = float(np.sum((y1 - X1 @ beta1) ** 2))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -388,15 +402,17 @@ def screen_ols(x: np.ndarray, y: np.ndarray, keep_below: float) -> np.ndarray:
     """Which columns of ``x`` the screen keeps (OLS of y on an intercept and x, two-sided t p < keep_below)."""
     n, p = x.shape
     # the same unit scales and the same computation as screening_inference: the same kept set at a tie
-    X, y = _unit_scale(np.column_stack([np.ones(n), x])), _unit_scale(np.asarray(y, dtype=float)[:, None])[:, 0]
+    X = _prepared(np.column_stack([np.ones(n), x]), np.arange(p + 1) > 0)
+    y = _unit_scale(np.asarray(y, dtype=float)[:, None])[:, 0]
     if n <= p + 1 or np.linalg.matrix_rank(X) < p + 1:
         raise ValueError(f"`data`: the t-test screen regresses the target on an intercept and all {p} features, which "
                          f"needs more than {p + 1} rows and linearly independent features; got {n} rows, rank "
                          f"{np.linalg.matrix_rank(X)} of {p + 1}.")
+    problem = exact_fit_problem(X, y)
+    if problem:
+        raise ValueError(f"`data`: the features fit the target exactly up to rounding ({problem}), so no t-test "
+                         "can be made.")
     _, _, rss, tstat = _first_pass(X, y)
-    if _fits_exactly(rss, y):
-        raise ValueError("`data`: the features fit the target exactly (residual below 1e-10 of the "
-                         "target's size, i.e. rounding noise, e.g. a constant target), so no t-test can be made.")
     return 2 * stats.t.sf(np.abs(tstat[1:]), n - p - 1) < keep_below
 
 

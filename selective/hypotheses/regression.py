@@ -20,7 +20,7 @@ import scipy.stats
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
-from .._validation import check_choice
+from .._validation import check_choice, exact_fit_problem, magnitude_problem
 from ..exceptions import SelectiveWarning
 from . import _resample, _trust, _trust_model
 from ._result import IntervalRule, TestResult, make_result, with_pvalue
@@ -126,6 +126,9 @@ def fit_model(formula: str, data: pd.DataFrame, model: str, *, missing: str, wei
             ) from None
         raise ValueError(f"Cannot build the model {formula!r} from `data`: {message}") from err
     n_obs, n_params = mod.exog.shape
+    problem = magnitude_problem(mod.wexog, mod.wendog, mod.exog_names) if model == "ols" else None
+    if problem:
+        raise ValueError(f"{formula!r}: {problem}.")
     if np.linalg.matrix_rank(mod.exog) < n_params:
         raise ValueError(
             f"The design matrix of {formula!r} is rank deficient (columns {mod.exog_names!r}); "
@@ -135,13 +138,9 @@ def fit_model(formula: str, data: pd.DataFrame, model: str, *, missing: str, wei
         raise ValueError(
             f"{formula!r} has {n_params} coefficients and only {n_obs} observations; it needs more observations."
         )
-    if model == "ols":
-        wy = np.asarray(mod.wendog, dtype=float)
-        resid = wy - mod.wexog @ np.linalg.lstsq(mod.wexog, wy, rcond=None)[0]
-        if not float(resid @ resid) > 1e-20 * float(wy @ wy):
-            raise ValueError(f"{formula!r} fits its outcome exactly (residual below 1e-10 of the outcome's size, "
-                             "i.e. rounding noise: e.g. a constant outcome; an outcome varying on a tiny scale around "
-                             "a large value needs that value subtracted first), so no t-test can be made.")
+    problem = exact_fit_problem(mod.wexog, mod.wendog) if model == "ols" else None
+    if problem:
+        raise ValueError(f"{formula!r} fits its outcome exactly up to rounding ({problem}), so no t-test can be made.")
     robust = {} if cov_type == "nonrobust" else {"cov_type": cov_type, "cov_kwds": cov_kwds}
     # OLS: t reference with robust covariance too (residual df; G - 1 for clusters), as R's coeftest
     fit = mod.fit(**robust, **({"use_t": True} if robust else {})) if model == "ols" else mod.fit(

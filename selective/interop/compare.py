@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_choice, check_int, check_probability
+from .._validation import check_choice, check_int, check_positive, check_probability
 from ..accounting.certificates import DescriptionLength
 from ..accounting.ledger import Ledger
 from ..analysis.report import RenderMixin, format_number, format_pvalue
@@ -131,8 +131,8 @@ def _naive_fit(X: np.ndarray, y: np.ndarray, idx: np.ndarray, intercept: bool,
     import statsmodels.api as sm
 
     design = X[:, idx]
-    if intercept:
-        design = sm.add_constant(design, has_constant="add")
+    if intercept:  # centred columns: the same slopes and tests, without an offset's ill-conditioning
+        design = sm.add_constant(design - design.mean(axis=0), has_constant="add")
     model = sm.OLS(y, design) if family == "gaussian" else sm.Logit(y, design)
     fit = model.fit() if family == "gaussian" else model.fit(disp=0)
     off = 1 if intercept else 0
@@ -181,19 +181,17 @@ def _conditional_header(res) -> str:
     return f"p ({_SHORT_LABELS.get(res.sigma_mode, res.sigma_mode)})"
 
 
-_SCREEN_INTERCEPT = "(intercept of the screen)"
-
-
 def _screen(X, y, names, keep_below):
     """The t-test screen's exact conditional t-tests (sigma unknown) in the shape the table needs:
     (kept positions, conditional p-values, result, outcome count, label)."""
     from ..conditional.screening import screening_inference
 
     n, p = X.shape
+    # positions as names, so that no label of the data can clash with the intercept's
     res = screening_inference(np.column_stack([np.ones(n), X]), y, keep_below=keep_below,
                               screened=list(range(1, p + 1)), test="coefficients", alternative="two-sided",
-                              columns=[_SCREEN_INTERCEPT, *names])
-    idx = np.asarray([names.index(v) for v in res.tested], dtype=int)
+                              columns=list(range(p + 1)))
+    idx = np.asarray([int(v) - 1 for v in res.tested], dtype=int)
     label = f"t-test screen at p < {keep_below:g} among {p} (Freedman's first pass)"
     return idx, np.asarray(res.pvalue, dtype=float), res, 2 ** p, label
 
@@ -283,12 +281,22 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
     if with_r not in (True, False, "auto"):
         raise ValueError(f"`with_r` must be True, False or 'auto'; got {with_r!r}.")
     keep_below = check_probability("keep_below", keep_below, closed="neither")
+    if fission_tau is not None:
+        check_positive("fission_tau", fission_tau)
     if method == "screen" and (family != "gaussian" or not intercept or with_r is True or carving_noise_sd is not None):
         raise ValueError("method='screen' needs family='gaussian' and intercept=True (the screen regresses on an "
                          "intercept and every column), has no R counterpart (with_r=True) and no noise carving "
                          "(screening_inference(screen_rows=...) carves by rows); got "
                          f"family={family!r}, intercept={intercept!r}, with_r={with_r!r}, "
                          f"carving_noise_sd={carving_noise_sd!r}.")
+    unused = {"lam": lam, "steps": steps, "max_support": max_support, "sigma_delta": sigma_delta,
+              "sigma": sigma if method == "screen" and fission_tau is None else None,
+              "sigma_method": None if sigma_method == "auto" else sigma_method}
+    unused = {k: v for k, v in unused.items() if v is not None and (method == "screen" or k != "lam")}
+    if method == "screen" and unused:
+        raise ValueError(f"method='screen' does not use {', '.join(f'`{k}`={v!r}' for k, v in unused.items())}: its "
+                         "conditional test estimates sigma from the first pass (a known `sigma` is used only by the "
+                         "fission column, with `fission_tau`).")
     if family == "binomial" and method != "lasso":
         raise ValueError(f"`family`='binomial' is only available with method='lasso' (the binomial lasso of "
                          f"Taylor & Tibshirani 2018); forward stepwise and LAR inference assume a Gaussian "
@@ -309,6 +317,9 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
         raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
     if columns is None:
         columns = [c for c in data.columns if c != response and pd.api.types.is_numeric_dtype(data[c])]
+    if not list(columns) or response in list(columns):
+        raise ValueError(f"`columns` must name at least one predictor and not the response {response!r}; got "
+                         f"{list(columns)!r}.")
     X, y, names = design_and_response(data, response, list(columns))
     n, p = X.shape
     sigma_kw = dict(sigma=sigma, sigma_method=sigma_method, sigma_delta=sigma_delta)
@@ -351,7 +362,7 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
     idx = idx_screen if method == "screen" else np.asarray(res.index, dtype=int)
     variables = [names[i] for i in idx]
     if idx.size == 0:
-        raise ValueError("the selection chose no variable: nothing to test.")
+        raise ValueError(f"the selection ({label}) chose no variable: nothing to test.")
     est, p_naive = _naive_fit(X, y, idx, intercept, family)
     ledger = Ledger(n)
     ledger.record(DescriptionLength(n_out), label)

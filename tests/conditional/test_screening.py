@@ -214,10 +214,10 @@ def test_kept_must_match_and_errors_name_the_argument():
     # a constant response with an intercept: the residual is rounding noise, whose t statistics would
     # screen at random; refused by the inference and by the selector
     X1 = np.column_stack([np.ones(30), X])
-    with pytest.raises(ValueError, match="fitted exactly .* constant `y`"):
+    with pytest.raises(ValueError, match="fitted exactly by `X` up to rounding .* constant outcome"):
         screening_inference(X1, np.full(30, -0.05), screened=[1, 2, 3, 4])
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(y=-0.05)
-    with pytest.raises(ValueError, match="`data`: the features fit the target exactly .* constant target"):
+    with pytest.raises(ValueError, match="`data`: the features fit the target exactly up to rounding .* constant"):
         TTestScreen("y", ["a", "b", "c", "d"]).select(frame)
 
 
@@ -270,6 +270,28 @@ def test_scales_of_y_and_of_columns_change_nothing():
         res = screening_inference(Xs, ys, test="coefficients")
         assert res.kept == base.kept
         np.testing.assert_allclose(res.pvalue, base.pvalue, rtol=1e-10, atol=1e-300)
+
+
+def test_a_screened_column_far_from_zero_changes_nothing():
+    """Found by review: a column with an offset of 1e9 times its spread made X'X singular in double
+    precision, and the screen silently kept another variable. With an unscreened intercept the offset
+    is an exact reparametrization: the selector and the inference give the same answer at any offset."""
+    rng = np.random.default_rng(15)
+    X = rng.standard_normal((40, 5))
+    y = 1.5 * X[:, 0] + rng.standard_normal(40)
+    X1 = np.column_stack([np.ones(40), X])
+    base = screening_inference(X1, y, screened=[1, 2, 3, 4, 5], test="coefficients")
+    assert "x2" in base.kept  # columns are named x1 (the intercept) to x6
+    # the shifted column itself keeps about 16 - log10(offset) digits, and the p-values follow them
+    for offset, rtol in ((1e6, 1e-8), (1e9, 1e-5), (1e12, 1e-2)):
+        shifted = X1.copy()
+        shifted[:, 1] += offset
+        res = screening_inference(shifted, y, screened=[1, 2, 3, 4, 5], test="coefficients")
+        assert res.kept == base.kept
+        np.testing.assert_allclose(res.pvalue, base.pvalue, rtol=rtol)
+        frame = pd.DataFrame(shifted[:, 1:], columns=list("abcde")).assign(y=y)
+        kept = TTestScreen("y", list("abcde")).select(frame).value
+        assert kept == tuple("abcde"[int(k[1:]) - 2] for k in base.kept)
 
 
 def test_integer_labels_are_names_first_and_duplicates_are_refused():

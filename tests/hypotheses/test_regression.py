@@ -71,10 +71,30 @@ class TestCoefficientTest:
         # a constant outcome leaves a residual of rounding noise: statsmodels reports t of order 1
         # from it (5.1 and p = 1e-5 on 40 rows), which is no test at all
         data = regression_dataset.assign(yc=-0.05, w=1.0 + regression_dataset.x1.abs())
-        with pytest.raises(ValueError, match="'yc ~ x1' fits its outcome exactly .* constant outcome"):
+        with pytest.raises(ValueError, match="'yc ~ x1' fits its outcome exactly up to rounding .* constant outcome"):
             CoefficientTest(formula="yc ~ x1", term="x1", weights=weights).run(data)
         with pytest.raises(ValueError, match="fits its outcome exactly"):
             JointWaldTest(formula="yc ~ x1 + x2", terms=("x1", "x2")).run(data)
+
+    def test_large_offsets_and_extreme_scales(self, regression_dataset):
+        # an outcome varying on a small scale around a large value (unix seconds) is tested as its
+        # centred version is; one whose squares would underflow is refused instead of getting p = 1
+        d = regression_dataset
+        spec = CoefficientTest(formula="yt ~ x1", term="x1")
+        centred, spread = d.y - d.y.mean(), d.y.std()
+        base = spec.run(d.assign(yt=centred))
+        for offset, rtol in ((1.7e9, 1e-4), (1e11, 1e-2)):  # the data keep fewer digits of y as the offset grows
+            res = spec.run(d.assign(yt=offset * spread + centred))
+            np.testing.assert_allclose(res.pvalue_naive, base.pvalue_naive, rtol=rtol)
+        with pytest.raises(ValueError, match="varies only in its last digits around a large value"):
+            spec.run(d.assign(yt=1e17 * spread + centred))
+        with pytest.raises(ValueError, match="the outcome has largest absolute value 3.*e-200 .* rescale it"):
+            spec.run(d.assign(yt=3e-200 * d.y / d.y.abs().max()))
+        with pytest.raises(ValueError, match="'x1' has largest absolute value .*e\\+160"):
+            spec.run(d.assign(yt=d.y, x1=1e160 * d.x1))
+        # a near-deterministic relation is tested, not refused (its t is about 1e11)
+        near = d.assign(yt=1000 * d.x1 + 1e-8 * (d.y - d.y.mean()) / d.y.std())
+        assert spec.run(near).statistic > 1e9
 
     def test_a_failing_null_fit_leaves_the_ordinary_result(self, regression_dataset, monkeypatch):
         # the permutation version below the trusted level refits the null model; where that fit
