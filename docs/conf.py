@@ -53,7 +53,8 @@ suppress_warnings = ["ref.citation"]
 
 html_theme = "alabaster"
 html_title = f"selective {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["tables.css"]  # wide tables scroll within the text column
 
 # the vignettes run with their reduced simulation sizes, so that the build takes minutes
 os.environ.setdefault("SELECTIVE_VIGNETTE_FAST", "1")
