@@ -55,6 +55,7 @@ html_theme = "alabaster"
 html_title = f"selective {release}"
 html_static_path = ["_static"]
 html_css_files = ["tables.css"]  # wide tables scroll within the text column
+html_theme_options = {"page_width": "min(96%, 1400px)", "sidebar_width": "220px"}  # room for the wide tables
 
 # the vignettes run with their reduced simulation sizes, so that the build takes minutes
 os.environ.setdefault("SELECTIVE_VIGNETTE_FAST", "1")
