@@ -62,6 +62,7 @@ from ..selectors.topk import NoisyTopK, TopK
 from .carving_rows import CARVING_SELECTORS, CarvingLink, carving_cell, link_carving
 from .report import CONDITIONAL_COLUMNS, HYBRID_COLUMNS
 from .sources import CollectTooLargeError, collect_columns
+from .transcript_rows import TranscriptLink, link_transcript, transcript_cell, transcript_of
 
 __all__ = ["CONDITIONAL_COLUMNS", "MAX_CANDIDATES", "WinnersLink", "link_winners", "conditional_cells"]
 
@@ -110,7 +111,8 @@ def _supported(score: Any) -> str | None:
             "covariance the data give")
 
 
-def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -> WinnersLink | CarvingLink:
+def link_winners(spec: Any, selection: Any, selections: list,
+                 selectors: list) -> WinnersLink | CarvingLink | TranscriptLink:
     """Check that ``selection`` is one of ``selections`` (made by the matching one of
     ``selectors``), a screen this module supports, and that ``spec`` tests the parameter it ranked
     for one of its winners; return the link (raises with the reason otherwise)."""
@@ -119,12 +121,15 @@ def link_winners(spec: Any, selection: Any, selections: list, selectors: list) -
         raise ValueError("`conditional_on` must be a selection returned by this analysis' select(); got "
                          f"{selection!r}.")
     selector = selectors[step]
+    if selector is None and transcript_of(selection) is not None:
+        return link_transcript(spec, selection, step)
     if isinstance(selector, CARVING_SELECTORS):
         return link_carving(spec, selection, step, selector)
     if not isinstance(selector, _SCREENS):
         made = "Analysis.record" if selector is None else type(selector).__name__
         raise TypeError(f"`conditional_on` must be the selection of a TopK, NoisyTopK, SparseVectorScreen, "
-                        f"NoisyStatistic, RandomizedLassoSupport, RandomizedForwardStepwise or TTestScreen step; "
+                        f"NoisyStatistic, RandomizedLassoSupport, RandomizedForwardStepwise or TTestScreen step, or "
+                        f"a recorded SparseValidate.selection(); "
                         f"step {step + 1} was made by {made}.")
     if isinstance(selector, NoisyStatistic) and selector.index is None:
         raise TypeError("`conditional_on`: the NoisyStatistic released a single number; the conditional column "
@@ -227,7 +232,7 @@ def _rows(links: list, data: Any, n_rows: int, max_collect_bytes: int) -> tuple[
         return data, None
     cols: list = []
     for link in links:
-        if link is not None and not isinstance(link, CarvingLink):
+        if link is not None and not isinstance(link, (CarvingLink, TranscriptLink)):
             cols += [c for v in declared_columns(_score_of(link.selector)).values() for c in v if c not in cols]
     try:
         return collect_columns(data, cols, n_rows=n_rows, max_bytes=max_collect_bytes), None
@@ -254,6 +259,9 @@ def conditional_cells(links: list[WinnersLink | None], data: Any, *, alpha: floa
 
 
 def _cell(link, data, rows, too_large, *, alpha, n_steps, void, units, cache) -> dict[str, Any]:
+    if isinstance(link, TranscriptLink):
+        return transcript_cell(link, data if rows is None else rows, alpha=alpha, n_steps=n_steps, void=void,
+                               columns=CONDITIONAL_COLUMNS)
     if isinstance(link, CarvingLink):
         return carving_cell(link, data if rows is None else rows, alpha=alpha, n_steps=n_steps, void=void,
                             units=units, cache=cache)

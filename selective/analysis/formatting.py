@@ -296,3 +296,14 @@ def withheld_notes(notes: Any, names: list[str]) -> list[str]:
 def row_numbers(n: int) -> list[str]:
     """Rows named by position ("row 1", ...) in notes under Markdown and HTML tables."""
     return [f"row {i}" for i in range(1, n + 1)]
+
+
+def mark_text_cells(table_html: str, is_text: list[bool]) -> str:
+    """pandas' HTML table with ``class="text"`` on the body cells of text columns (labels, routes),
+    so that a style sheet can let them wrap while numbers stay on one line."""
+    def row(match: re.Match) -> str:
+        cells = iter(is_text)
+        return re.sub(r"<td>", lambda m: '<td class="text">' if next(cells, False) else "<td>", match.group(0))
+
+    head, sep, body = table_html.partition("<tbody>")
+    return head + sep + re.sub(r"<tr>.*?</tr>", row, body, flags=re.S)

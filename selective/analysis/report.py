@@ -44,6 +44,7 @@ from .formatting import (
     format_number,
     format_pvalue,
     latex_escape,
+    mark_text_cells,
     markdown_table,
     row_numbers,
     text_table,
@@ -128,17 +129,6 @@ LABEL_CHOICES = ("auto", "wrap", "legend")
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
     if value not in allowed:
         raise ValueError(f"`{name}` must be one of {allowed!r}; got {value!r}.")
-
-
-def _mark_text_cells(table_html: str, is_text: list[bool]) -> str:
-    """pandas' HTML table with ``class="text"`` on the body cells of text columns (labels, routes),
-    so that a style sheet can let them wrap while numbers stay on one line."""
-    def row(match: re.Match) -> str:
-        cells = iter(is_text)
-        return re.sub(r"<td>", lambda m: '<td class="text">' if next(cells, False) else "<td>", match.group(0))
-
-    head, sep, body = table_html.partition("<tbody>")
-    return head + sep + re.sub(r"<tr>.*?</tr>", row, body, flags=re.S)
 
 
 class RenderMixin:
@@ -334,12 +324,10 @@ class RenderMixin:
         str
         """
         cols = self._resolve("html", columns)
-        d = self._display(cols)
-        d = d.reset_index()
-        text = _mark_text_cells(d.to_html(escape=True, index=False, border=0, classes="selective-table", na_rep=""),
-                                [not all(_NUMERIC_CELL.match(str(v).strip()) for v in d[c]) for c in d.columns])
-        # the table scrolls sideways in a narrow window; the notes under it stay in view
-        text = f'<div class="selective-table-wrap" style="overflow-x: auto">\n{text}\n</div>'
+        d = self._display(cols).reset_index()
+        text = mark_text_cells(d.to_html(escape=True, index=False, border=0, classes="selective-table", na_rep=""),
+                               [not all(_NUMERIC_CELL.match(str(v).strip()) for v in d[c]) for c in d.columns])
+        text = f'<div class="selective-table-wrap" style="overflow-x: auto">\n{text}\n</div>'  # the notes stay in view
         for note in self._conditional_notes(cols, row_numbers(len(getattr(self, "frame", ())))):
             text += f"\n<p class=\"selective-note\">{html.escape(note)}</p>"
         if footnote and self.footnote:

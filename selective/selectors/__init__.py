@@ -23,10 +23,10 @@ from .description import (
     LassoSupport,
     OrderedTopK,
     QuantizedAnswer,
-    SparseValidate,
 )
 from .dp import NoisyStatistic, SparseVectorScreen
 from .scores import CandidateScores, TwoGroupScores, candidate_scores, welch_t_scores
+from .sparse_validate import SparseValidate, ValidationTranscript
 from .thresholdout import Thresholdout, ThresholdoutExperiment, thresholdout_parameters
 from .topk import NoisyTopK, SignedMeanScore, TopK
 
@@ -44,6 +44,7 @@ __all__ = [
     "FiniteChoice",
     "OrderedTopK",
     "SparseValidate",
+    "ValidationTranscript",
     "QuantizedAnswer",
     "LassoSupport",
     "ForwardStepwise",
