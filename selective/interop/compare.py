@@ -432,7 +432,8 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
                 f"({n_out} outcomes, log2 = {math.log2(n_out):.3g} bits; Dwork et al. 2015 Thms 9, 13, 17). "
                 f"Conditional p-values {_inference_text(method, res)}; {sig_note}. "
                 "All p-values two-sided." + r_note
-                + ("" if r_status == "compared" else " R column empty: " + r_status.rstrip(".") + ".")
+                + ("" if r_status == "compared" else (" No R column: " if method == "screen" else " R column empty: ")
+                   + r_status.rstrip(".") + ".")
                 + fission_note + carving_note)
     return SelectionComparison(frame=frame, method=method, n_outcomes=n_out, conditional=res, r_status=r_status,
                                footnote=footnote, conditional_header=(
