@@ -35,7 +35,7 @@ __all__ = [
     "monte_carlo_pvalue",
     "complete_pvalue",
     "two_sample_statistics",
-    "random_subsets",
+    "random_two_sample_statistics",
     "all_subsets",
     "all_permutations",
     "stratified_permutations",
@@ -119,12 +119,33 @@ def two_sample_statistics(values: np.ndarray, first: np.ndarray, *, usevar: str,
     ``"pooled"``: Student's, with the pooled variance. Degenerate splits (0/0) give 0.
     ``values`` should be centred and scaled (the sums of squares then keep their digits).
     """
-    n = values.shape[0]
-    n1 = first.shape[-1]
-    n2 = n - n1
-    total, total_sq = values.sum(), (values * values).sum()
     s1 = values[first].sum(axis=-1)
     q1 = (values[first] ** 2).sum(axis=-1)
+    return _two_sample_t(values, s1, q1, first.shape[-1], usevar)
+
+
+def random_two_sample_statistics(
+    rng: np.random.Generator, values: np.ndarray, n1: int, size: int, *, usevar: str
+) -> np.ndarray:
+    """:func:`two_sample_statistics` for ``size`` uniformly random group-1 sets of ``n1`` rows.
+
+    Each set is a row of a 0/1 membership matrix whose entries are shuffled independently per
+    row (uniform over the C(n, n1) sets); the group sums are then two matrix products, about
+    twice as fast as gathering indices.
+    """
+    n = values.shape[0]
+    pattern = np.zeros(n)
+    pattern[:n1] = 1.0
+    members = rng.permuted(np.broadcast_to(pattern, (size, n)).copy(), axis=1)
+    s1 = members @ values
+    q1 = members @ (values * values)
+    return _two_sample_t(values, s1, q1, n1, usevar)
+
+
+def _two_sample_t(values: np.ndarray, s1: np.ndarray, q1: np.ndarray, n1: int, usevar: str) -> np.ndarray:
+    n = values.shape[0]
+    n2 = n - n1
+    total, total_sq = values.sum(), (values * values).sum()
     s2, q2 = total - s1, total_sq - q1
     m1, m2 = s1 / n1, s2 / n2
     v1 = np.maximum(q1 - s1 * m1, 0.0) / (n1 - 1)
@@ -136,12 +157,6 @@ def two_sample_statistics(values: np.ndarray, first: np.ndarray, *, usevar: str,
     with np.errstate(invalid="ignore", divide="ignore"):
         t = (m1 - m2) / np.sqrt(se2)
     return np.nan_to_num(t, nan=0.0)
-
-
-def random_subsets(rng: np.random.Generator, n: int, k: int, size: int) -> np.ndarray:
-    """``size`` uniformly random k-subsets of range(n), one per row (shape ``(size, k)``)."""
-    rows = np.broadcast_to(np.arange(n), (size, n)).copy()
-    return rng.permuted(rows, axis=1)[:, :k]
 
 
 def all_subsets(n: int, k: int) -> np.ndarray:

@@ -208,8 +208,7 @@ def _permutation_two_sample(
             return None
 
         def simulate(gen: np.random.Generator, size: int) -> np.ndarray:
-            first = _resample.random_subsets(gen, n, n1, size)
-            return _resample.two_sample_statistics(pooled, first, usevar=spec.usevar)
+            return _resample.random_two_sample_statistics(gen, pooled, n1, size, usevar=spec.usevar)
 
         pvalue = _resample.monte_carlo_pvalue(
             observed, simulate, n_resamples, alternative=spec.alternative, rng=rng, chunk=_resample.chunk_size(n)

@@ -42,7 +42,13 @@ from selective.hypotheses import (
     TwoSampleZTest,
 )
 from selective.hypotheses import calibration as cal
-from selective.hypotheses._resample import n_resamples_for, stratified_permutations
+from selective.hypotheses._resample import (
+    all_subsets,
+    n_resamples_for,
+    random_two_sample_statistics,
+    stratified_permutations,
+    two_sample_statistics,
+)
 
 ALL_SPECS = [
     OneSampleTTest(column="y"),
@@ -296,6 +302,24 @@ class TestStratifiedPermutations:
         codes = perms[:, 0] * 100 + perms[:, 2] * 10 + perms[:, 5]
         _, counts = np.unique(codes, return_counts=True)
         assert len(counts) == 6
+        assert scipy.stats.chisquare(counts).pvalue > FALSE_FAILURE_RATE
+
+
+class TestRandomTwoSampleStatistics:
+    @pytest.mark.parametrize("usevar", ["pooled", "unequal"])
+    def test_group_sets_are_uniform_and_statistics_match_the_index_version(self, usevar):
+        # 7 skewed values, groups of 3: each of the C(7, 3) = 35 sets gives its own statistic
+        # (checked: they differ by at least 1e-3), so the statistic identifies the set. Drawn
+        # 70,000 times, only the 35 listed statistics occur and each set has frequency 1/35
+        # (chi-square, 34 df, at the suite's false-failure rate).
+        values = np.random.default_rng(3).exponential(size=7)
+        values = (values - values.mean()) / values.std()
+        listed = two_sample_statistics(values, all_subsets(7, 3), usevar=usevar)
+        assert len(np.unique(np.round(listed, 10))) == 35
+        drawn = random_two_sample_statistics(np.random.default_rng(4), values, 3, 70_000, usevar=usevar)
+        index = np.abs(drawn[:, None] - listed[None, :]).argmin(axis=1)
+        np.testing.assert_allclose(drawn, listed[index], rtol=1e-12, atol=1e-12)
+        counts = np.bincount(index, minlength=35)
         assert scipy.stats.chisquare(counts).pvalue > FALSE_FAILURE_RATE
 
 
