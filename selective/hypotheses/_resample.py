@@ -7,11 +7,20 @@ every level u, whatever B (E. J. G. Pitman 1937; B. V. North, D. Curtis, P. C. S
 on the calculation of empirical P values from Monte Carlo procedures", Am. J. Hum. Genet.
 71 (2002), pp. 439-441). B only sets the power: the smallest attainable p-value is
 :math:`1/(B + 1)`, and ``run_at_level`` takes :math:`B + 1 \ge 10/u` (at least 1,000) so that a
-p-value a few times below u is found below u with high probability. When the permutations
-can be listed (at most ``max_resamples`` of them) they are, and the p-value is the exact
-:math:`\#\{T_\pi \succeq T\}/N`. Statistics are compared with a relative tolerance of 1e-9,
-so a permuted statistic equal to the observed one up to rounding counts as at least as
-extreme (the conservative side).
+p-value a few times below u is found below u with high probability.
+
+The resamples are drawn sequentially and the drawing stops at the :data:`STOP_HITS`-th
+statistic at least as extreme as T: if that is the L-th drawn, :math:`p = h/L`
+(:math:`h` = :data:`STOP_HITS`); if fewer than h of the B are, p is the formula above. This is
+the sequential Monte Carlo p-value of J. Besag and P. Clifford, "Sequential Monte Carlo
+p-values", Biometrika 78 (1991), pp. 301-304: it is as valid as the fixed-B one
+(:math:`P(p \le u) \le u` at every u; a test computes its exact null law), equals it
+whenever p is near the level (:math:`h/u > B`, so the stop is not reached before B), and
+stops after about h/p draws when p is far above it (relative standard error about
+:math:`1/\sqrt h`, 10%). When the permutations can be listed (at most ``max_resamples`` of
+them) they are, and the p-value is the exact :math:`\#\{T_\pi \succeq T\}/N`. Statistics
+are compared with a relative tolerance of 1e-9, so a permuted statistic equal to the observed
+one up to rounding counts as at least as extreme (the conservative side).
 """
 
 from __future__ import annotations
@@ -28,9 +37,12 @@ from .._validation import check_in_interval, check_int
 __all__ = [
     "DEFAULT_MAX_RESAMPLES",
     "MIN_RESAMPLES",
+    "STOP_HITS",
+    "MONTE_CARLO_RULE",
     "n_resamples_for",
     "check_level",
     "check_max_resamples",
+    "extreme",
     "count_extreme",
     "monte_carlo_pvalue",
     "complete_pvalue",
@@ -43,8 +55,16 @@ __all__ = [
 
 #: Default cap on the resamples (or listed permutations) of one ``run_at_level`` call.
 DEFAULT_MAX_RESAMPLES = 1_000_000
-#: Fewest Monte Carlo resamples drawn, whatever the level.
+#: Fewest Monte Carlo resamples planned, whatever the level (the sequential stop may draw fewer).
 MIN_RESAMPLES = 999
+#: The sequential Monte Carlo p-value stops at this many resampled statistics at least as
+#: extreme as the observed one (Besag and Clifford 1991).
+STOP_HITS = 100
+#: How the Monte Carlo p-values are computed, for the ``method`` strings of the results.
+MONTE_CARLO_RULE = (
+    f"drawn until {STOP_HITS} are at least as extreme as T (the L-th drawn: p = {STOP_HITS}/L) or all B are "
+    "(p = (1 + #{T* >= T})/(1 + B)), Besag and Clifford's sequential p-value"
+)
 #: Resampled values held in memory at once (chunk size times the row length).
 _CHUNK_ELEMENTS = 1 << 22
 _RELATIVE_TIE = 1e-9
@@ -72,16 +92,21 @@ def chunk_size(row_length: int) -> int:
     return max(1, _CHUNK_ELEMENTS // max(1, row_length))
 
 
-def count_extreme(observed: float, stats: np.ndarray, alternative: str) -> int:
-    """How many ``stats`` are at least as extreme as ``observed`` in the direction of the
-    alternative (``"two-sided"`` compares absolute values)."""
+def extreme(observed: float, stats: np.ndarray, alternative: str) -> np.ndarray:
+    """Which ``stats`` are at least as extreme as ``observed`` in the direction of the
+    alternative (``"two-sided"`` compares absolute values); a boolean array."""
     stats = np.nan_to_num(np.asarray(stats, dtype=float), nan=0.0)
     tie = _RELATIVE_TIE * max(1.0, abs(observed))
     if alternative == "two-sided":
-        return int(np.count_nonzero(np.abs(stats) >= abs(observed) - tie))
+        return np.abs(stats) >= abs(observed) - tie
     if alternative == "greater":
-        return int(np.count_nonzero(stats >= observed - tie))
-    return int(np.count_nonzero(stats <= observed + tie))
+        return stats >= observed - tie
+    return stats <= observed + tie
+
+
+def count_extreme(observed: float, stats: np.ndarray, alternative: str) -> int:
+    """How many ``stats`` are at least as extreme as ``observed`` (see :func:`extreme`)."""
+    return int(np.count_nonzero(extreme(observed, stats, alternative)))
 
 
 def monte_carlo_pvalue(
@@ -92,15 +117,29 @@ def monte_carlo_pvalue(
     alternative: str,
     rng: np.random.Generator,
     chunk: int,
+    stop_hits: int = STOP_HITS,
 ) -> float:
-    """:math:`(1 + \\#\\{T^* \\succeq T\\})/(1 + B)` with ``simulate(rng, size)`` returning
-    ``size`` resampled statistics; drawn ``chunk`` at a time."""
+    """Besag and Clifford's sequential Monte Carlo p-value, at most ``n_resamples`` draws.
+
+    ``simulate(rng, size)`` returns ``size`` resampled statistics; they are drawn ``chunk`` at a
+    time, in order. If the ``stop_hits``-th statistic at least as extreme as ``observed`` is the
+    L-th drawn, the p-value is ``stop_hits / L`` (later draws of its chunk are not looked at);
+    otherwise it is :math:`(1 + \\#\\{T^* \\succeq T\\})/(1 + B)` over the B =
+    ``n_resamples`` draws. Both are valid under exchangeability (module docstring).
+    """
     hits = 0
     done = 0
+    size = max(16, 2 * stop_hits)  # chunks grow from here, so that a large p stops early
     while done < n_resamples:
-        size = min(chunk, n_resamples - done)
-        hits += count_extreme(observed, simulate(rng, size), alternative)
+        size = min(size, chunk, n_resamples - done)
+        mask = extreme(observed, simulate(rng, size), alternative)
+        count = int(np.count_nonzero(mask))
+        if hits + count >= stop_hits:
+            position = int(np.flatnonzero(mask)[stop_hits - hits - 1]) + 1
+            return stop_hits / (done + position)
+        hits += count
         done += size
+        size *= 2
     return (1.0 + hits) / (1.0 + n_resamples)
 
 

@@ -193,7 +193,8 @@ class TestResult:
           it is an approximation this package does not bound. The model is an assumption of
           the analysis, to be stated with the result.
         - ``"permutation"``: a permutation (randomisation) p-value, complete,
-          :math:`\\#\\{T_\\pi \\ge T\\}/N`, or Monte Carlo, :math:`(1 + \\#\\{T^* \\ge T\\})/(1 + B)`;
+          :math:`\\#\\{T_\\pi \\ge T\\}/N`, or Monte Carlo, :math:`(1 + \\#\\{T^* \\ge T\\})/(1 + B)`
+          or, stopped at the h-th resample at least as extreme (the L-th), h/L (Besag and Clifford);
           valid at every level when the permuted units are exchangeable under the null
           hypothesis (each spec's ``run_at_level`` names the exchangeability it rests on).
         - ``"asymptotic"``: the reference distribution comes from a limit theorem (central

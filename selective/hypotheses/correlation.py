@@ -170,7 +170,7 @@ def _permutation_correlation(spec, result, a, b, name, what, *, level, rng, max_
         pvalue = _resample.monte_carlo_pvalue(
             observed, simulate, n_resamples, alternative=spec.alternative, rng=rng, chunk=_resample.chunk_size(n)
         )
-        how = f"{n_resamples} random permutations, p = (1 + #{{T* >= T}})/(1 + B)"
+        how = f"at most B = {n_resamples} random permutations, {_resample.MONTE_CARLO_RULE}"
         pvalue_method = "permutation"
     method = (f"{name} ({spec.alternative}) against {how} of {what}; exact under independence (the pairs are "
               f"exchangeable); {ci}")

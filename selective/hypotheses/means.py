@@ -213,7 +213,7 @@ def _permutation_two_sample(
         pvalue = _resample.monte_carlo_pvalue(
             observed, simulate, n_resamples, alternative=spec.alternative, rng=rng, chunk=_resample.chunk_size(n)
         )
-        how = f"{n_resamples} random reassignments of the group labels, p = (1 + #{{T* >= T}})/(1 + B)"
+        how = f"at most B = {n_resamples} random reassignments of the group labels, {_resample.MONTE_CARLO_RULE}"
     method = (
         f"label permutation of the {name} t statistic of (x1 - {fmt(spec.value)}, x2) ({spec.alternative}): {how}; "
         "exchangeable when both groups have the same distribution (up to the shift) under H0"

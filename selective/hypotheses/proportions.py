@@ -341,8 +341,8 @@ class ChiSquareIndependenceTest(TestSpec):
             observed, simulate, n_resamples, alternative="greater", rng=rng, chunk=_resample.chunk_size(table.size)
         )
         method = (
-            f"chi-square statistic of pd.crosstab(column1, column2) against {n_resamples} tables drawn with its "
-            "margins (scipy.stats.random_table, Patefield), p = (1 + #{X2* >= X2})/(1 + B); exact under "
+            f"chi-square statistic of pd.crosstab(column1, column2) against at most B = {n_resamples} tables drawn "
+            f"with its margins (scipy.stats.random_table, Patefield), {_resample.MONTE_CARLO_RULE}; exact under "
             "independence given the margins (the rows are exchangeable)"
         )
         return with_pvalue(result, pvalue=pvalue, method=method, pvalue_method="permutation", statistic=observed)

@@ -542,8 +542,8 @@ def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level
         observed, simulate, n_resamples, alternative=alternative, rng=rng, chunk=_resample.chunk_size(n)
     )
     method = (
-        f"{name} of {terms!r} at the null {_MODEL_NAMES[spec.model]} fit against {n_resamples} permutations of the "
-        f"outcome within {len(sizes)} strata of identical nuisance rows, p = (1 + #{{T* >= T}})/(1 + B); exact "
+        f"{name} of {terms!r} at the null {_MODEL_NAMES[spec.model]} fit against at most B = {n_resamples} permutations"
+        f" of the outcome within {len(sizes)} strata of identical nuisance rows, {_resample.MONTE_CARLO_RULE}; exact "
         "when outcomes with the same nuisance values are exchangeable under H0"
     )
     return with_pvalue(result, pvalue=pvalue, method=method, pvalue_method="permutation", statistic=observed)

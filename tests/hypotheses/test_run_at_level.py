@@ -43,7 +43,9 @@ from selective.hypotheses import (
 )
 from selective.hypotheses import calibration as cal
 from selective.hypotheses._resample import (
+    STOP_HITS,
     all_subsets,
+    monte_carlo_pvalue,
     n_resamples_for,
     random_two_sample_statistics,
     stratified_permutations,
@@ -188,11 +190,16 @@ class TestRunAtLevel:
         assert (res.hypothesis, res.n_obs) == (ordinary.hypothesis, ordinary.n_obs)
         np.testing.assert_array_equal(res.estimate, ordinary.estimate)  # NaN for omnibus tests
         assert res.method != ordinary.method
-        if "p = (1 + #" in res.method:  # Monte Carlo: a multiple of 1/(B + 1), B + 1 = 10 / level
+        if "p = (1 + #" in res.method:  # Monte Carlo, B + 1 = 10 / level draws at most
             b = n_resamples_for(level, 10**6)
-            assert b + 1 == 100_000
-            np.testing.assert_allclose(res.pvalue_naive * (b + 1), round(res.pvalue_naive * (b + 1)), atol=1e-6)
-            assert res.pvalue_naive >= 1 / (b + 1)
+            assert b + 1 == 100_000 and f"at most B = {b} " in res.method
+            p = res.pvalue_naive
+            if p * (b + 1) <= STOP_HITS:  # the stop was not reached: a multiple of 1/(B + 1)
+                np.testing.assert_allclose(p * (b + 1), round(p * (b + 1)), atol=1e-6)
+                assert p >= 1 / (b + 1)
+            else:  # stopped at the h-th extreme draw, the L-th: p = h / L with h <= L <= B
+                assert STOP_HITS <= round(STOP_HITS / p) <= b
+                np.testing.assert_allclose(STOP_HITS / p, round(STOP_HITS / p), rtol=1e-12)
 
     def test_no_trusted_version_returns_the_ordinary_result(self, dataset):
         # a continuous nuisance covariate: no exact version of a GLM coefficient test
@@ -303,6 +310,49 @@ class TestStratifiedPermutations:
         _, counts = np.unique(codes, return_counts=True)
         assert len(counts) == 6
         assert scipy.stats.chisquare(counts).pvalue > FALSE_FAILURE_RATE
+
+
+def sequential_null_law(b: int, h: int) -> dict[float, float]:
+    """The exact null law of Besag and Clifford's p-value with at most ``b`` draws, stopping at
+    ``h`` extreme ones, for continuous exchangeable statistics: G (extreme draws among all b) is
+    uniform on 0..b; given G = g >= h the g extreme draws sit at uniformly random positions and
+    the h-th of them is the L-th draw with probability C(l-1, h-1) C(b-l, g-h) / C(b, g)."""
+    law: dict[float, float] = {}
+    for g in range(b + 1):
+        if g < h:
+            law[(g + 1) / (b + 1)] = law.get((g + 1) / (b + 1), 0.0) + 1 / (b + 1)
+            continue
+        for pos in range(h, b - (g - h) + 1):
+            w = math.comb(pos - 1, h - 1) * math.comb(b - pos, g - h) / math.comb(b, g) / (b + 1)
+            law[h / pos] = law.get(h / pos, 0.0) + w
+    return law
+
+
+class TestSequentialMonteCarlo:
+    @pytest.mark.parametrize(("b", "h"), [(20, 3), (59, 4), (99, 10), (30, 1), (250, STOP_HITS)])
+    def test_the_exact_null_law_is_valid_at_every_level(self, b, h):
+        law = sequential_null_law(b, h)
+        assert math.isclose(sum(law.values()), 1.0, rel_tol=1e-12)
+        support = np.array(sorted(law))
+        cdf = np.cumsum([law[u] for u in support])
+        assert np.all(cdf <= support * (1 + 1e-12))   # P(p <= u) <= u at every attainable u
+        assert cdf[0] == pytest.approx(support[0])     # and exact at the smallest p, 1/(b + 1)
+
+    def test_the_implementation_draws_from_that_law(self):
+        # observed and resampled statistics i.i.d. N(0, 1) (exchangeable), at most 59 draws in
+        # chunks of 7, stop at 4 extreme ones: the p-values must follow sequential_null_law(59, 4)
+        # (chi-square over its 20 most likely values and the rest, at the suite's false-failure rate)
+        rng = np.random.default_rng(12)
+        law = sequential_null_law(59, 4)
+        drawn = [monte_carlo_pvalue(float(rng.standard_normal()), lambda g, size: g.standard_normal(size), 59,
+                                    alternative="greater", rng=rng, chunk=7, stop_hits=4) for _ in range(12_000)]
+        values = sorted(law, key=law.get, reverse=True)[:20]
+        observed = [sum(math.isclose(p, v, rel_tol=1e-12) for p in drawn) for v in values]
+        observed.append(len(drawn) - sum(observed))
+        expected = [law[v] * len(drawn) for v in values]
+        expected.append(len(drawn) - sum(expected))
+        assert scipy.stats.chisquare(observed, expected).pvalue > FALSE_FAILURE_RATE
+        assert set(np.round(drawn, 12)) <= set(np.round(list(law), 12))
 
 
 class TestRandomTwoSampleStatistics:
