@@ -105,8 +105,9 @@ class _ConditionalLaw:
     log pi is the quadratic a + beta y + gamma y^2 (y = x - x_i) through its values at the ends
     and the midpoint, each integrated against the normal density in closed form."""
 
-    def __init__(self, x: np.ndarray, log_pi: np.ndarray, log_pi_mid: np.ndarray, sigma: float):
-        self.x, self.sigma = x, sigma
+    def __init__(self, x: np.ndarray, log_pi: np.ndarray, log_pi_mid: np.ndarray, sigma: float,
+                 allowed: tuple[tuple[float, float], ...] | None = None):
+        self.x, self.sigma, self.allowed = x, sigma, allowed
         h = np.diff(x)
         f0, f1, fm = log_pi[:-1], log_pi[1:], log_pi_mid
         gamma = 2.0 * (f0 - 2.0 * fm + f1) / (h * h)
@@ -127,8 +128,37 @@ class _ConditionalLaw:
         const = a + 0.5 * centre * centre * prec - 0.5 * d * d / (s * s) + np.log(tau / s)
         return const + _log_phi_diff((lo - centre) / tau, (hi - centre) / tau)
 
+    def _mass(self, mu: float, lo: float, hi: float) -> float:
+        """log of the unnormalised mass of [lo, hi] (lo < hi, either end possibly infinite)."""
+        s, x = self.sigma, self.x
+        parts = []
+        if lo < x[0]:    # below the grid log pi is flat at its first value
+            parts.append(self.left + float(_log_phi_diff((lo - mu) / s, (min(hi, x[0]) - mu) / s)))
+        if hi > x[-1]:
+            parts.append(self.right + float(_log_phi_diff((max(lo, x[-1]) - mu) / s, (hi - mu) / s)))
+        a, b = max(lo, x[0]), min(hi, x[-1])
+        if a < b:
+            last = x.size - 2
+            i = min(max(int(np.searchsorted(x, a, side="right")) - 1, 0), last)
+            j = min(max(int(np.searchsorted(x, b, side="left")) - 1, 0), last)
+            if i == j:
+                parts.append(float(self._integral(mu, a - x[i], b - x[i], slice(i, i + 1))[0]))
+            else:
+                parts.append(float(self._integral(mu, a - x[i], self.h[i], slice(i, i + 1))[0]))
+                if j > i + 1:
+                    parts.extend(self._integral(mu, 0.0, self.h[i + 1:j], slice(i + 1, j)))
+                parts.append(float(self._integral(mu, 0.0, b - x[j], slice(j, j + 1))[0]))
+        return _lse(np.asarray(parts, dtype=float)) if parts else -math.inf
+
     def log_tails(self, mu: float, x_obs: float) -> tuple[float, float, float]:
         """(log P(X >= x_obs | S), log P(X <= x_obs | S), log P_mu(S) relative to the normal law)."""
+        if self.allowed is not None:
+            up = [self._mass(mu, max(lo, x_obs), hi) for lo, hi in self.allowed if max(lo, x_obs) < hi]
+            low = [self._mass(mu, lo, min(hi, x_obs)) for lo, hi in self.allowed if lo < min(hi, x_obs)]
+            upper = _lse(np.asarray(up, dtype=float)) if up else -math.inf
+            lower = _lse(np.asarray(low, dtype=float)) if low else -math.inf
+            total = float(np.logaddexp(upper, lower))
+            return float(upper - total), float(lower - total), total
         s = self.sigma
         cells = self._integral(mu, 0.0, self.h)
         left = self.left + special.log_ndtr((self.x[0] - mu) / s)
@@ -248,7 +278,8 @@ def _closed_form_law(u, c, event, absolute, lo, hi, n, sig):
 
 def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = None, null_value: Any = 0.0,
                          alpha: float = 0.05, alternative: str = "two-sided",
-                         absolute: bool = False, intervals: bool = True) -> RandomizedInferenceResult:
+                         absolute: bool = False, intervals: bool = True,
+                         truncation: Any = None) -> RandomizedInferenceResult:
     r"""P-values and intervals for the means of selected scores, given a randomized selection.
 
     Parameters
@@ -272,6 +303,13 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
     intervals : bool
         False: skip the intervals and ``log_boundary_tail`` (NaN), which take three quarters of
         the time; for simulations that need the p-values only.
+    truncation : sequence of (lower, upper) pairs, optional
+        One target only: the values of the target score (given the other scores' part
+        :math:`U` independent of it) that a deterministic selection made *after* the randomized
+        one allowed, as a union of intervals (ends may be infinite; the observed score must lie
+        in one). The law is conditioned on it as well: density
+        :math:`\varphi((x-\theta_k)/\sigma_k)\,\pi(x)\,1\{x \in T\}` (a randomized step
+        followed by a polyhedral one; docs/THEORY.md 3.16).
 
     Returns
     -------
@@ -336,12 +374,14 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         raise ValueError(f"`null_value` must be a number or one number per score ({m}); got {null_value!r}.") from None
     if not np.all(np.isfinite(nulls)):
         raise ValueError(f"`null_value` must be finite; got {null_value!r}.")
+    allowed = _check_truncation(truncation, tg, z)
     k_ = len(tg)
     pv, naive, ci, logsel, sd = (np.empty(k_), np.empty(k_), np.empty((k_, 2)), np.empty(k_), np.empty(k_))
     edge = np.empty(k_)
     for r, k in enumerate(tg):
         sig = math.sqrt(S[k, k])
         law = _law(z, S, k, event, bool(absolute), (z[k], nulls[k]))
+        law.allowed = allowed
         up, low, tot = law.log_tails(nulls[k], z[k])
         p_up, p_low = math.exp(up), math.exp(low)
         zs = (z[k] - nulls[k]) / sig
@@ -363,6 +403,33 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         pvalue_naive=naive, ci=ci, log_selection_probability=logsel, log_boundary_tail=edge, alpha=alpha,
         alternative=alternative,
         event=event, method=f"randomized selective inference ({type(event).__name__}, {_noise_of(event)} noise)")
+
+
+def _check_truncation(truncation: Any, targets: tuple, z: np.ndarray) -> tuple[tuple[float, float], ...] | None:
+    """The truncation as sorted, merged (lower, upper) pairs; None when not given."""
+    if truncation is None:
+        return None
+    if len(targets) != 1:
+        raise ValueError(f"`truncation` applies to one target; got targets {targets!r}. Run one call per target.")
+    try:
+        pairs = [(float(lo), float(hi)) for lo, hi in truncation]
+    except (TypeError, ValueError):
+        raise TypeError("`truncation` must be a sequence of (lower, upper) pairs of numbers (ends may be "
+                        f"infinite); got {truncation!r}.") from None
+    if not pairs or any(math.isnan(lo) or math.isnan(hi) or not lo < hi for lo, hi in pairs):
+        raise ValueError(f"`truncation` must hold at least one (lower, upper) pair with lower < upper and no NaN; "
+                         f"got {truncation!r}.")
+    merged: list[list[float]] = []
+    for lo, hi in sorted(pairs):
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    x = float(z[targets[0]])
+    if not any(lo <= x <= hi for lo, hi in merged):
+        raise ValueError(f"The observed score of target {targets[0]} ({x:.6g}) lies outside `truncation` "
+                         f"{truncation!r}: the deterministic selection it describes did not happen.")
+    return tuple((lo, hi) for lo, hi in merged)
 
 
 def _boundary_tail(law: _ConditionalLaw, null: float, sig: float, alpha: float, alternative: str) -> float:

@@ -206,6 +206,79 @@ def test_tails_agree_with_20_digit_quadrature(case):
         assert up < 1e-8   # a far tail, kept accurately
 
 
+def _mp_truncated_tails(z, cov, k, pi, mu, allowed):
+    """(P(X >= z_k | S, X in allowed), P(X <= z_k | S, X in allowed)) by 20-digit quadrature."""
+    z = [mp.mpf(v) for v in z]
+    sig = mp.sqrt(cov[k][k])
+    c = [mp.mpf(cov[j][k]) / cov[k][k] for j in range(len(z))]
+    u = [z[j] - c[j] * z[k] for j in range(len(z))]
+
+    def dens(x):
+        return mp.npdf((x - mu) / sig) * pi([u[j] + c[j] * x for j in range(len(z))])
+
+    def mass(lo, hi):
+        inner = [v for v in (mp.mpf(mu), z[k]) if lo < v < hi]
+        return mp.quad(dens, [lo, *inner, hi])
+    upper = sum(mass(max(mp.mpf(lo), z[k]), mp.mpf(hi)) for lo, hi in allowed if max(lo, z[k]) < hi)
+    lower = sum(mass(mp.mpf(lo), min(mp.mpf(hi), z[k])) for lo, hi in allowed if lo < min(hi, z[k]))
+    return upper / (upper + lower), lower / (upper + lower)
+
+
+TRUNCATED = [
+    # (name, case, allowed values of the target: a union of intervals holding its observed score)
+    ("topk_two_half_lines", CASES[1], [(-math.inf, -0.5), (0.6, math.inf)]),
+    ("topk_interval", CASES[1], [(0.2, 2.5)]),
+    ("topk_cut_just_below", CASES[1], [(0.85, math.inf)]),
+    ("threshold_far_cut", CASES[6], [(2.0, math.inf)]),
+    ("threshold_overlapping_pieces", CASES[6], [(1.9, 4.0), (-math.inf, -1.0), (3.0, 5.0)]),
+]
+
+
+@pytest.mark.parametrize("name, case, allowed", TRUNCATED, ids=[t[0] for t in TRUNCATED])
+def test_truncated_tails_agree_with_20_digit_quadrature(name, case, allowed):
+    # a deterministic selection after the randomized one, along the target: the law is
+    # conditioned on the target lying in `allowed` as well
+    _, z, cov, ev, k, mu, rtol = case
+    pi = ((lambda s: _mp_pi_threshold(s, ev)) if isinstance(ev, ThresholdEvent)
+          else (lambda s: _mp_pi_topk(s, list(ev.selected), ev.noise, ev.scale)))
+    merged = sorted(allowed)   # the quadrature integrates each piece: overlaps must be merged first
+    pieces = [list(merged[0])]
+    for lo, hi in merged[1:]:
+        if lo <= pieces[-1][1]:
+            pieces[-1][1] = max(pieces[-1][1], hi)
+        else:
+            pieces.append([lo, hi])
+    ref = _mp_truncated_tails(z, cov.tolist(), k, pi, mu, pieces)
+    for alt, idx in (("greater", 0), ("less", 1)):
+        res = randomized_inference(np.array(z), cov, ev, targets=[k], null_value=mu, alternative=alt,
+                                   intervals=False, truncation=allowed)
+        assert res.pvalue[0] == pytest.approx(float(ref[idx]), rel=1e-6), (alt, float(ref[idx]))
+    plain = randomized_inference(np.array(z), cov, ev, targets=[k], intervals=False).pvalue[0]
+    assert res.pvalue[0] != pytest.approx(plain, rel=1e-3)   # the truncation changed the law
+
+
+def test_an_unbounded_truncation_changes_nothing():
+    _, z, cov, ev, k, _, _ = CASES[1]
+    a = randomized_inference(np.array(z), cov, ev, targets=[k], alpha=0.1)
+    b = randomized_inference(np.array(z), cov, ev, targets=[k], alpha=0.1, truncation=[(-math.inf, math.inf)])
+    np.testing.assert_allclose(b.pvalue, a.pvalue, rtol=1e-12)
+    np.testing.assert_allclose(b.ci, a.ci, rtol=1e-9)
+
+
+@pytest.mark.parametrize("truncation, targets, error, message", [
+    ([(0.0, 1.0)], [0, 1], ValueError, r"`truncation` applies to one target; got targets \(0, 1\)"),
+    ([(2.0, 3.0)], [0], ValueError, r"observed score of target 0 \(1\) lies outside `truncation`"),
+    ([(1.0, 0.5)], [0], ValueError, r"lower < upper"),
+    ([], [0], ValueError, r"at least one \(lower, upper\) pair"),
+    ([(0.0, math.nan)], [0], ValueError, r"no NaN"),
+    ([0.5], [0], TypeError, r"`truncation` must be a sequence of \(lower, upper\) pairs"),
+])
+def test_truncation_errors(truncation, targets, error, message):
+    with pytest.raises(error, match=message):
+        randomized_inference([1.0, 0.5, 0.0], np.eye(3), NoisyTopKEvent((0,), "gumbel", 1.0), targets=targets,
+                             truncation=truncation)
+
+
 @pytest.mark.parametrize("case", [CASES[0], CASES[6]], ids=["gumbel_top1", "threshold_laplace"])
 def test_interval_ends_have_the_stated_tails(case):
     _, z, cov, ev, k, _, rtol = case
