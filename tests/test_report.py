@@ -167,17 +167,19 @@ def test_html_table_has_one_header_row(demo):
     _, table = demo
     text = table.to_html()
     thead = text[text.index("<thead>"):text.index("</thead>")]
-    assert thead.count("<tr") == 1 and "<th>hypothesis</th>" in thead
+    assert thead.count("<tr") == 1 and '<th class="text">hypothesis</th>' in thead
     body = text[text.index("<tbody>"):text.index("</tbody>")]
     assert body.count("<tr") == len(table.frame)
     assert table._repr_html_() == text
     # text cells (labels, routes) may wrap, numbers may not: each row marks the same columns
     first = body[body.index("<tr>"):body.index("</tr>")]
     cells = first.split("<td")[1:]
-    headers = [h.split("</th>")[0] for h in thead.split("<th>")[1:]]
+    headers = re.findall(r"<th[^>]*>([^<]*)</th>", thead)
     marked = [h for h, c in zip(headers, cells, strict=True) if c.startswith(' class="text"')]
     assert marked == ["hypothesis", "best route"]
     assert body.count('class="text"') == 2 * len(table.frame)
+    # their headers are marked too (aligned left over left-aligned cells), and only theirs
+    assert re.findall(r'<th class="text">([^<]*)</th>', thead) == ["hypothesis", "best route"]
     # the table scrolls inside its own box; the notes and footnote under it do not
     wrap_end = text.index("</div>")
     assert text.startswith('<div class="selective-table-wrap"') and text.index("</table>") < wrap_end

@@ -299,11 +299,16 @@ def row_numbers(n: int) -> list[str]:
 
 
 def mark_text_cells(table_html: str, is_text: list[bool]) -> str:
-    """pandas' HTML table with ``class="text"`` on the body cells of text columns (labels, routes),
-    so that a style sheet can let them wrap while numbers stay on one line."""
-    def row(match: re.Match) -> str:
-        cells = iter(is_text)
-        return re.sub(r"<td>", lambda m: '<td class="text">' if next(cells, False) else "<td>", match.group(0))
+    """pandas' HTML table with ``class="text"`` on the cells of text columns (labels, routes), body
+    and header, so that a style sheet can let them wrap and align them left while numbers stay on
+    one line, aligned right."""
+    def marked(tag: str):
+        def row(match: re.Match) -> str:
+            cells = iter(is_text)
+            return re.sub(f"<{tag}>", lambda m: f'<{tag} class="text">' if next(cells, False) else f"<{tag}>",
+                          match.group(0))
+        return row
 
     head, sep, body = table_html.partition("<tbody>")
-    return head + sep + re.sub(r"<tr>.*?</tr>", row, body, flags=re.S)
+    head = re.sub(r"<thead>.*?</thead>", marked("th"), head, flags=re.S)
+    return head + sep + re.sub(r"<tr>.*?</tr>", marked("td"), body, flags=re.S)

@@ -29,7 +29,7 @@ th, td { padding: 0.25em 0.5em; border-bottom: 1px solid #e3e3e3; text-align: ri
 th { border-bottom: 2px solid #444; }
 th:first-child, td:first-child { text-align: left; }
 td { white-space: nowrap; } td:first-child { min-width: 12em; }
-td.text { white-space: normal; text-align: left; min-width: 6em; }
+td.text { white-space: normal; text-align: left; min-width: 6em; } th.text { text-align: left; }
 .selective-note { font-size: 0.88em; color: #444; max-width: 60em; margin: 0.4em 0; }
 .selective-ledger td:nth-child(-n+3), .selective-ledger th:nth-child(-n+3) { text-align: left; white-space: normal; }
 .selective-footnote, .meta { font-size: 0.88em; color: #444; max-width: 60em; }
