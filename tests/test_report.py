@@ -424,3 +424,13 @@ def test_anes96_is_statsmodels_copy():
     np.testing.assert_allclose(np.log(original["popul"] + 0.1), original["logpopul"], rtol=1e-6)
     with pytest.raises(ValueError, match="`name`"):
         bundled_path("nope.csv")
+
+
+def test_long_latex_headers_break_at_their_commas():
+    from selective.analysis.formatting import _latex_header
+
+    assert _latex_header("p (naive)", "r") == r"\begin{tabular}[b]{@{}r@{}}$p$\\(naive)\end{tabular}"
+    assert _latex_header("p (exact conditional, sigma unknown)", "r") == (
+        r"\begin{tabular}[b]{@{}r@{}}$p$\\(exact conditional,\\sigma unknown)\end{tabular}")
+    # short parts stay together on a line of at most 18 characters
+    assert _latex_header("p (a, b, c, d)", "l") == r"\begin{tabular}[b]{@{}l@{}}$p$\\(a, b, c, d)\end{tabular}"

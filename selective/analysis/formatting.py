@@ -221,7 +221,26 @@ def _latex_header(text: str, align: str) -> str:
     if not sep:
         return out
     second = "(" + rest if sep == " (" else rest
-    return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}{first}\\{second}\end{{tabular}}"
+    lines = [first, *_wrap_at_commas(second, _HEADER_LINE)]
+    return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}" + r"\\".join(lines) + r"\end{tabular}"
+
+
+#: Characters per line of a header's parenthesis before it breaks at a comma.
+_HEADER_LINE = 18
+
+
+def _wrap_at_commas(text: str, width: int) -> list[str]:
+    """``text`` broken after its commas into lines of at most ``width`` characters where it can
+    be (a part longer than that stays whole)."""
+    parts = text.split(", ")
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + 2 + len(part) <= width:
+            lines[-1] += ", " + part
+        else:
+            lines[-1] += ","
+            lines.append(part)
+    return lines
 
 
 def _width_em(latex: str) -> float:
