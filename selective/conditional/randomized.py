@@ -36,6 +36,10 @@ The selections (events), each with :math:`\pi` computed from the noise law:
   density of the release, :math:`\prod_j f_W(r_j - s_j)`, so the p-value conditions on every
   released value. Targets must be named.
 
+A deterministic selection made after the randomized one, whose outcome restricts the target to
+a union of intervals given the rest (the polyhedral lemma along the target), is conditioned on
+as well with ``truncation=`` (docs/THEORY.md 3.16).
+
 The 1-d integrals use 8-point Gauss-Legendre panels that end at every kink of the integrand
 (Laplace densities and distribution functions are not smooth at 0).
 
