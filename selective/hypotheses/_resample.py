@@ -14,10 +14,12 @@ statistic at least as extreme as T: if that is the L-th drawn, :math:`p = h/L`
 (:math:`h` = :data:`STOP_HITS`); if fewer than h of the B are, p is the formula above. This is
 the sequential Monte Carlo p-value of J. Besag and P. Clifford, "Sequential Monte Carlo
 p-values", Biometrika 78 (1991), pp. 301-304: it is as valid as the fixed-B one
-(:math:`P(p \le u) \le u` at every u; a test computes its exact null law), equals it
-whenever p is near the level (:math:`h/u > B`, so the stop is not reached before B), and
-stops after about h/p draws when p is far above it (relative standard error about
-:math:`1/\sqrt h`, 10%). When the permutations can be listed (at most ``max_resamples`` of
+(:math:`P(p \le u) \le u` at every u; a test computes its exact null law). The stop needs h
+extreme draws among at most B, so it is reached only for p above about h/B: at least 40 times
+the level when :math:`B + 1 = 10/u`, and above 0.4 under the 999-draw floor. Decisions at the
+level are therefore those of the fixed-B p-value, and far above the level the drawing stops
+after about h/p draws, with a relative standard error of about :math:`1/\sqrt h` = 5% in the
+p-value shown. When the permutations can be listed (at most ``max_resamples`` of
 them) they are, and the p-value is the exact :math:`\#\{T_\pi \succeq T\}/N`. Statistics
 are compared with a relative tolerance of 1e-9, so a permuted statistic equal to the observed
 one up to rounding counts as at least as extreme (the conservative side).
@@ -59,7 +61,7 @@ DEFAULT_MAX_RESAMPLES = 1_000_000
 MIN_RESAMPLES = 999
 #: The sequential Monte Carlo p-value stops at this many resampled statistics at least as
 #: extreme as the observed one (Besag and Clifford 1991).
-STOP_HITS = 100
+STOP_HITS = 400
 #: How the Monte Carlo p-values are computed, for the ``method`` strings of the results.
 MONTE_CARLO_RULE = (
     f"drawn until {STOP_HITS} are at least as extreme as T (the L-th drawn: p = {STOP_HITS}/L) or all B are "
@@ -127,6 +129,10 @@ def monte_carlo_pvalue(
     otherwise it is :math:`(1 + \\#\\{T^* \\succeq T\\})/(1 + B)` over the B =
     ``n_resamples`` draws. Both are valid under exchangeability (module docstring).
     """
+    if not math.isfinite(observed):
+        raise ValueError(f"The observed statistic is {observed!r}: no permutation p-value can be computed.")
+    check_int("stop_hits", stop_hits, low=1)
+    check_int("chunk", chunk, low=1)
     hits = 0
     done = 0
     size = max(16, 2 * stop_hits)  # chunks grow from here, so that a large p stops early

@@ -58,7 +58,7 @@ class PearsonCorrelationTest(TestSpec):
     whatever their distribution) by Pitman's moments
     (:func:`selective.hypotheses._trust_model.correlation_trusted_level`). Below it,
     ``run_at_level`` refers r to that permutation law (all n! permutations when at most
-    ``max_resamples``, else Monte Carlo with the +1 correction).
+    ``max_resamples``, else sequential Monte Carlo (Besag and Clifford)).
     """
 
     column1: str
@@ -104,7 +104,7 @@ class SpearmanCorrelationTest(TestSpec):
     untied n = 15: from about 0.04). Below it, ``run_at_level`` gives the permutation law
     of rho given the ranks (midranks with ties): exact, over all n! permutations, when
     n! <= ``max_resamples`` (n <= 9 by default; R's ``cor.test(..., exact = TRUE)`` is
-    exact there too), else Monte Carlo with the +1 correction. Both are exact under
+    exact there too), else sequential Monte Carlo (Besag and Clifford). Both are exact under
     independence.
     """
 
@@ -150,7 +150,7 @@ class SpearmanCorrelationTest(TestSpec):
 def _permutation_correlation(spec, result, a, b, name, what, *, level, rng, max_resamples, ci):
     """``result`` with the permutation p-value of :math:`T = \\sum a_i b_{\\pi(i)}` (centred
     ``a`` and ``b``): all n! permutations when at most ``max_resamples`` (exact), else Monte
-    Carlo with the +1 correction; None when the level needs more resamples than allowed."""
+    Carlo (sequential, Besag and Clifford); None when the level needs more resamples than allowed."""
     n = len(a)
     observed = float(np.dot(a, b))
     if math.factorial(n) <= max_resamples:

@@ -322,8 +322,8 @@ class TwoSampleTTest(TestSpec):
     (second order when two-sided) with bounds on the skewness and kurtosis of the difference
     of means (skewed data in a small arm make it large). Below either, ``run_at_level`` permutes
     the group labels of ``(x1 - value, x2)`` and recomputes the studentised statistic of
-    ``usevar`` (all reassignments when at most ``max_resamples``, else Monte Carlo with the
-    +1 correction). That p-value is exact when the two groups have the same distribution up
+    ``usevar`` (all reassignments when at most ``max_resamples``, else sequential Monte Carlo,
+    Besag and Clifford). That p-value is exact when the two groups have the same distribution up
     to the shift ``value`` under the null (exchangeable labels); under equal means with
     unequal variances or shapes it is only asymptotically valid, the studentised statistic
     making it so (Janssen, Stat. Probab. Lett. 36, 1997; Chung and Romano, Ann. Stat. 41,

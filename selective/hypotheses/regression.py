@@ -214,7 +214,7 @@ class CoefficientTest(TestSpec):
     ``value`` is 0 with the ordinary covariance and no weights, ``run_at_level`` permutes the
     outcome within strata of rows with identical nuisance columns (all rows when the only
     other term is the intercept) and refers the standardised efficient score to that
-    permutation law (Monte Carlo, +1 correction): exact whenever outcomes with the same
+    permutation law (sequential Monte Carlo, Besag and Clifford): exact whenever outcomes with the same
     nuisance values are exchangeable under the null, overdispersion included. With a
     continuous nuisance covariate no exact version exists (residual permutation schemes
     such as Freedman and Lane's are only asymptotically valid), and the ordinary result is

@@ -329,7 +329,7 @@ def sequential_null_law(b: int, h: int) -> dict[float, float]:
 
 
 class TestSequentialMonteCarlo:
-    @pytest.mark.parametrize(("b", "h"), [(20, 3), (59, 4), (99, 10), (30, 1), (250, STOP_HITS)])
+    @pytest.mark.parametrize(("b", "h"), [(20, 3), (59, 4), (99, 10), (30, 1), (STOP_HITS + 60, STOP_HITS)])
     def test_the_exact_null_law_is_valid_at_every_level(self, b, h):
         law = sequential_null_law(b, h)
         assert math.isclose(sum(law.values()), 1.0, rel_tol=1e-12)
@@ -337,6 +337,18 @@ class TestSequentialMonteCarlo:
         cdf = np.cumsum([law[u] for u in support])
         assert np.all(cdf <= support * (1 + 1e-12))   # P(p <= u) <= u at every attainable u
         assert cdf[0] == pytest.approx(support[0])     # and exact at the smallest p, 1/(b + 1)
+
+    def test_bad_arguments_are_refused(self):
+        def simulate(g, size):
+            return g.standard_normal(size)
+
+        rng = np.random.default_rng(0)
+        with pytest.raises(ValueError, match="observed statistic is nan"):
+            monte_carlo_pvalue(float("nan"), simulate, 99, alternative="greater", rng=rng, chunk=10)
+        with pytest.raises(ValueError, match="`stop_hits`"):
+            monte_carlo_pvalue(0.0, simulate, 99, alternative="greater", rng=rng, chunk=10, stop_hits=0)
+        with pytest.raises(ValueError, match="`chunk`"):
+            monte_carlo_pvalue(0.0, simulate, 99, alternative="greater", rng=rng, chunk=0)
 
     def test_the_implementation_draws_from_that_law(self):
         # observed and resampled statistics i.i.d. N(0, 1) (exchangeable), at most 59 draws in
