@@ -300,16 +300,29 @@ def conditional_notes(notes: Any, names: list[str]) -> list[str]:
 
 def withheld_notes(notes: Any, names: list[str]) -> list[str]:
     """Why cells outside the conditional columns are withheld (the trust rule, a failed fallback,
-    fission), for renderings without the note column: each reason once, with the rows it applies
-    to. Reasons of the conditional and hybrid columns are left to :func:`conditional_notes`."""
+    fission, an interval not trusted at the corrected level) and which p-values were replaced by an
+    exact or permutation version at the corrected level, for renderings without the note column:
+    each reason once, with the rows it applies to. Reasons of the conditional and hybrid columns
+    are left to :func:`conditional_notes`."""
     reasons: dict[str, list[str]] = {}
+    replacements: dict[str, list[str]] = {}
     for name, note in zip(names, notes, strict=True):
         if not isinstance(note, str):
             continue
         for part in note.split("; "):
-            if "withheld" in part and not part.startswith(("conditional", "hybrid")):
+            replaced = _REPLACED.fullmatch(part.strip().rstrip("."))
+            if replaced:  # one sentence per version used, with each row's trusted level
+                key = f"{replaced['used']} (the {replaced['old']} p-value is trusted down to"
+                replacements.setdefault(key, []).append(f"{replaced['level']} in {name}")
+            elif "withheld" in part and not part.startswith(("conditional", "hybrid")):
                 reasons.setdefault(part.strip().rstrip("."), []).append(name)
-    return [f"{r[0].upper()}{r[1:]} ({', '.join(rows)})." for r, rows in reasons.items()]
+    out = [f"{k[0].upper()}{k[1:]} {', '.join(rows)} only); the naive column shows it too."
+           for k, rows in replacements.items()]
+    return out + [f"{r[0].upper()}{r[1:]} ({', '.join(rows)})." for r, rows in reasons.items()]
+
+
+_REPLACED = re.compile(r"(?P<used>.+ p-value used at the corrected level) "
+                       r"\(the (?P<old>.+) p-value is trusted down to (?P<level>\S+) only\)")
 
 
 def row_numbers(n: int) -> list[str]:

@@ -129,13 +129,31 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
             "ci_corrected_low": ci_c[0], "ci_corrected_high": ci_c[1],
             "note": note,
         })
+        extra = []
         if tr is not None and tr.trusted_level > 0:
             withheld = _withhold(rows[-1], corr, tr.trusted_level)
-            if withheld and not tr.note:
-                rows[-1]["note"] = "; ".join(x for x in (rows[-1]["note"], (
-                    f"{', '.join(withheld)} withheld: threshold below {tr.trusted_level:.2g}, the smallest level "
-                    f"at which the {_method_of(tr.result)} p-value is trusted")) if x)
+            if withheld and "withheld" not in tr.note:
+                extra.append(f"{', '.join(withheld)} withheld: threshold below {tr.trusted_level:.2g}, the smallest "
+                             f"level at which the {_method_of(tr.result)} p-value is trusted")
+        if math.isnan(rows[-1]["ci_corrected_low"]) and corr.gamma_best is not None \
+                and math.isfinite(corr.gamma_best.log2_gamma):
+            extra.append(_interval_reason(r, corr.gamma_best.gamma, tr.trusted_level if tr is not None else 0.0))
+        rows[-1]["note"] = "; ".join(x for x in (rows[-1]["note"], *extra) if x)
     return rows
+
+
+def _interval_reason(result: Any, gamma: float, trusted: float) -> str:
+    """Why the corrected interval of a row is withheld (NaN) although the level is finite."""
+    rule = getattr(result, "interval_rule", None)
+    floor = max(float(getattr(rule, "min_alpha", 0.0)), trusted)
+    if not hasattr(result, "ci_at"):
+        return "corrected interval withheld: the test gives no interval"
+    if floor > gamma:
+        own = ("" if _method_of(result) == "asymptotic"
+               else f" (the {_method_of(result)} p-value has no interval of its own)")
+        return ("corrected interval withheld: the test's asymptotic interval is not trusted at miscoverage "
+                f"{gamma:.2g}{own}")
+    return f"corrected interval withheld: the test's interval is not defined at miscoverage {gamma:.2g}"
 
 
 def _adjusted(best: np.ndarray, method: str) -> np.ndarray:
@@ -172,6 +190,9 @@ def footnote(totals: LedgerTotals, corr, *, alpha: float, n_candidates: int | No
                      "max-information routes; the smallest is reported).")
     if n_candidates is not None:
         parts.append(f"Bonferroni over {n_candidates} declared hypotheses.")
+    elif np.isnan(np.asarray(corr.pvalue_bonferroni, dtype=float)).any():
+        parts.append("Bonferroni withheld: no number of candidate hypotheses was declared "
+                     "(Analysis(n_candidates=...), before looking at the data).")
     if corr.gamma_best is not None and math.isfinite(corr.gamma_best.log2_gamma):
         parts.append(f"Corrected intervals at level 1 - gamma, gamma = {corr.gamma_best.gamma:.3g} "
                      f"({corr.gamma_best.route}) for alpha = {alpha:g}.")
