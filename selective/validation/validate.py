@@ -211,21 +211,39 @@ def best_route(power: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Indexed by scenario: ``column``, ``method``, ``rate``, ``split`` (NaN when the scenario
-        has no splitting column) and ``at_least_split`` (``rate >= split``).
+        has no splitting column), ``at_least_split`` (``rate >= split``) and ``se_difference``, the
+        Monte Carlo standard error of ``rate - split`` (binomial variances of the two rates added,
+        as if they were independent; NaN without splitting).
     """
     rows = {}
     for name, g in power.groupby("scenario", sort=False):
         routes = g[g.valid & ~g.baseline & (g.column != "pvalue_naive")]
-        split = g.loc[g.column == "pvalue_split", "rate"]
-        s = float(split.iloc[0]) if len(split) else math.nan
+        split = g[g.column == "pvalue_split"]
+        s = float(split.rate.iloc[0]) if len(split) else math.nan
         if routes.empty:
-            rows[name] = {"column": "", "method": "", "rate": math.nan, "split": s, "at_least_split": False}
+            rows[name] = {"column": "", "method": "", "rate": math.nan, "split": s, "at_least_split": False,
+                          "se_difference": math.nan}
             continue
         top = routes.loc[routes.rate.idxmax()]
+        se = math.nan if not len(split) else math.sqrt(_binomial_variance(top.rate, top.n_trials)
+                                                       + _binomial_variance(s, split.n_trials.iloc[0]))
         rows[name] = {"column": top.column, "method": top.method, "rate": float(top.rate), "split": s,
-                      "at_least_split": bool(math.isnan(s) or top.rate >= s)}
+                      "at_least_split": bool(math.isnan(s) or top.rate >= s), "se_difference": se}
     return pd.DataFrame.from_dict(rows, orient="index",
-                                  columns=["column", "method", "rate", "split", "at_least_split"])
+                                  columns=["column", "method", "rate", "split", "at_least_split", "se_difference"])
+
+
+def _binomial_variance(rate: float, n: int) -> float:
+    return rate * (1.0 - rate) / n if n > 0 and math.isfinite(rate) else math.nan
+
+
+def _below_split(b: Any) -> str:
+    """The verdict of a best route below data splitting, with the gap in Monte Carlo standard errors."""
+    gap = b.split - b.rate
+    if math.isfinite(b.se_difference) and b.se_difference > 0 and gap <= 2 * b.se_difference:
+        return (f" (**below splitting** by {gap:.3f}, within Monte Carlo error: {gap / b.se_difference:.1f} "
+                "standard errors)")
+    return " (**below splitting**)"
 
 
 _POWER_TEXT = (
@@ -263,20 +281,29 @@ def _power_section(results: dict, power: pd.DataFrame, columns: list, labels: di
         b = best.loc[name]
         top = "none" if not b.column else f"{_md(b.method)}: {_cell(b.rate)}"
         verdict = "" if not b.column or math.isnan(b.split) else (" (at least splitting)" if b.at_least_split
-                                                                   else " (**below splitting**)")
+                                                                   else _below_split(b))
         lines.append(f"| {_md(name)} | {results[name].n_reps} | " + " | ".join(cells) + f" | {top}{verdict} |")
     n_ok = int(best.at_least_split.sum())
     what = "power" if measure == "power" else "discovery rate"
     out = [f"## {what.capitalize()} at alpha = {a0:g}", "",
            _POWER_TEXT if measure == "power" else _DISCOVERY_TEXT, "",
            f"**In {n_ok} of {len(best)} scenario(s) with real effects the most powerful valid route has at least "
-           f"the {what} of data splitting.**", ""]
+           f"the {what} of data splitting.**" + _within_error(best), ""]
     if figure:
         out += [f"![Power of every column at alpha = {a0:g}, with Monte-Carlo intervals]({figure})", ""]
     out += ["| scenario | reps | " + " | ".join(_md(labels.get(c, c)) for c in keep)
             + " | scenario-specific columns | most powerful valid route |",
             "|---|---:|" + "---:|" * len(keep) + "---|---|", *lines, ""]
     return out
+
+
+def _within_error(best: pd.DataFrame) -> str:
+    below = best[~best.at_least_split & best.column.astype(bool) & best.split.notna()]
+    close = below[(below.split - below.rate) <= 2 * below.se_difference]
+    if below.empty:
+        return ""
+    return (f" Of the {len(below)} below it, {len(close)} within two Monte Carlo standard errors (a gap that "
+            "more replications may close or confirm).")
 
 
 def _cell(x: float) -> str:

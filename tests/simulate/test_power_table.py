@@ -48,6 +48,35 @@ def test_best_route_is_the_most_powerful_valid_route(results):
     assert none.column == "" and math.isnan(none.rate) and not none.at_least_split
 
 
+def test_a_route_below_splitting_says_whether_the_gap_is_within_monte_carlo_error(results):
+    """The standard error of the gap is the binomial one of the two rates; within two of them the
+    verdict says so, beyond it says only "below splitting", and the headline counts both."""
+    from selective.validation.validate import _power_section
+
+    pw = power_table(results)
+    names = {"pvalue_best": "best valid", "pvalue_split": "data splitting"}
+    for route, split, n, close in ((0.50, 0.52, 2000, True), (0.40, 0.52, 2000, False)):
+        frame = pw.copy()
+        frame["n_trials"] = n
+        for col in frame.column:
+            frame.loc[frame.column == col, "rate"] = (split if col == "pvalue_split"
+                                                      else min(route, float(frame.loc[frame.column == col, "rate"]
+                                                                            .iloc[0])))
+        frame.loc[frame.column == "pvalue_best", "rate"] = route
+        best = best_route(frame).loc["topk_signal"]
+        se = math.sqrt(route * (1 - route) / n + split * (1 - split) / n)
+        assert best.se_difference == pytest.approx(se) and not best.at_least_split
+        lines = _power_section(results, frame, list(names), names, 0.05, None)
+        row = next(line for line in lines if line.startswith("| topk_signal"))
+        headline = next(line for line in lines if line.startswith("**In 0 of 1"))
+        if close:
+            assert f"(**below splitting** by 0.020, within Monte Carlo error: {0.02 / se:.1f} standard errors)" in row
+            assert "Of the 1 below it, 1 within two Monte Carlo standard errors" in headline
+        else:
+            assert row.rstrip(" |").endswith("(**below splitting**)")
+            assert "Of the 1 below it, 0 within two Monte Carlo standard errors" in headline
+
+
 def test_release_table_power_section_names_the_best_route_and_the_figure(results):
     text = release_table(results, command="selective validate", seed=11, power_figure="power.png")
     section = text[text.index("## Power at alpha = 0.05"):text.index("## preregistered")]
