@@ -100,8 +100,8 @@ class NoisyTopKEvent:
 
     ``noise="gumbel"`` with scale :math:`2\\Delta k/\\varepsilon` is the exponential mechanism run
     k times (peeling), as :class:`~selective.selectors.NoisyTopK` (Durfee and Rogers 2019);
-    ``"laplace"`` is report noisy max with Laplace noise (top-k: one shot), ``"gaussian"`` its
-    Gaussian version."""
+    ``"laplace"`` is report noisy max with Laplace noise (top-k: one shot, the k largest noisy
+    scores of one draw), ``"gaussian"`` its Gaussian version."""
 
     selected: tuple
     noise: str = "gumbel"
@@ -114,10 +114,6 @@ class NoisyTopKEvent:
         noise, scale = _check_noise(self.noise, self.scale)
         object.__setattr__(self, "noise", noise)
         object.__setattr__(self, "scale", scale)
-        if noise != "gumbel" and len(self.selected) > 1:
-            raise ValueError(f"`noise`={noise!r} supports one selected candidate (report noisy max); got "
-                             f"{len(self.selected)} selected. Top-k with k > 1 is supported for noise='gumbel' (the "
-                             "exponential mechanism, as NoisyTopK).")
 
     @property
     def noise_scale(self) -> float:
@@ -140,15 +136,24 @@ class NoisyTopKEvent:
             log_w_rest = special.logsumexp(s[:, rest] / b, axis=1)
             log_r = s[:, S] / b - log_w_rest[:, None]                          # (G, k)
             return _gumbel_set_log_prob(log_r)
-        # report noisy max: P = int f(w) prod_{j != k} F(s_k + w - s_j) dw
-        sk, other = s[:, S[0]], s[:, rest]
+        # report noisy top-k, split by which selected candidate i has the smallest noisy score
+        # (ties have probability 0): P = sum_i int f(w) prod_{j in S, j != i} (1 - F(s_i + w - s_j))
+        # prod_{l not in S} F(s_i + w - s_l) dw, w the noise of i; k = 1 is report noisy max
+        terms = []
+        for i in S:
+            si = s[:, i]
+            beat = [j for j in S if j != i]
 
-        def log_f(w):
-            out = _logpdf(self.noise, b, w)
-            for j in range(other.shape[1]):
-                out = out + _logcdf(self.noise, b, (sk - other[:, j])[:, None, None] + w)
-            return out
-        return _panel_log_integral(log_f, np.column_stack([np.zeros(sk.size), other - sk[:, None]]), b)
+            def log_f(w, si=si, beat=beat):
+                out = _logpdf(self.noise, b, w)
+                for j in beat:
+                    out = out + _logsf(self.noise, b, (si - s[:, j])[:, None, None] + w)
+                for j in np.flatnonzero(rest):
+                    out = out + _logcdf(self.noise, b, (si - s[:, j])[:, None, None] + w)
+                return out
+            others = np.delete(s, i, axis=1) - si[:, None]
+            terms.append(_panel_log_integral(log_f, np.column_stack([np.zeros(si.size), others]), b))
+        return special.logsumexp(np.stack(terms), axis=0)
 
 
 def _gumbel_set_log_prob(log_r: np.ndarray) -> np.ndarray:

@@ -22,7 +22,8 @@ The selections (events), each with :math:`\pi` computed from the noise law:
 * :class:`NoisyTopKEvent`: the selected candidates have the k largest noisy scores. Gumbel
   noise (the exponential mechanism and :class:`~selective.selectors.NoisyTopK`): closed form
   (k = 1), inclusion-exclusion or a Gauss-Laguerre quadrature of its Laplace-transform formula;
-  Laplace or Gaussian noise (report noisy max, k = 1): a 1-d integral over the winner's noise.
+  Laplace or Gaussian noise (report noisy max and its one-shot top-k): a sum over the selected
+  candidates of 1-d integrals over the noise of the one with the smallest noisy score.
 * :class:`ThresholdEvent`: each candidate is reported when its noisy score exceeds a threshold
   (the "file drawer"), independent noise per candidate; closed form.
 * :class:`SparseVectorEvent`: AboveThreshold / Sparse (Dwork and Roth 2014, Algorithms 1-2) with
