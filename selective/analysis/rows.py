@@ -135,34 +135,49 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
             if withheld and "withheld" not in tr.note:
                 extra.append(f"{', '.join(withheld)} withheld: threshold below {tr.trusted_level:.2g}, the smallest "
                              f"level at which the {_method_of(tr.result)} p-value is trusted")
+            elif not withheld and tr.note.endswith(_TRUST_WITHHELD):
+                # nothing of this row compares the p-value with a smaller threshold: say so, not "withheld"
+                rows[-1]["note"] = rows[-1]["note"].removesuffix(_TRUST_WITHHELD) + (
+                    ", but none of this row's corrected p-values needs a smaller threshold")
         if math.isnan(rows[-1]["ci_corrected_low"]) and corr.gamma_best is not None \
                 and math.isfinite(corr.gamma_best.log2_gamma):
-            extra.append(_interval_reason(r, corr.gamma_best.gamma, tr.trusted_level if tr is not None else 0.0))
+            extra.append(_interval_reason(r, corr.gamma_best.gamma, tr))
         rows[-1]["note"] = "; ".join(x for x in (rows[-1]["note"], *extra) if x)
     return rows
 
 
-def _interval_reason(result: Any, gamma: float, trusted: float) -> str:
+#: The note of a test without ``conditional_on`` in a table that has the conditional column.
+_NOT_CONDITIONAL = ("conditional withheld: the test was not declared conditional on a selection "
+                    "(test(..., conditional_on=...)), so it has no conditional or hybrid p-value")
+
+#: The end of the trust rule's note for a p-value without a trusted version (selective.analysis.trust).
+_TRUST_WITHHELD = ": corrected p-values that compare it with a smaller threshold are withheld"
+
+
+def _interval_reason(result: Any, gamma: float, tr: Any) -> str:
     """Why the corrected interval of a row is withheld (NaN) although the level is finite."""
     rule = getattr(result, "interval_rule", None)
-    floor = max(float(getattr(rule, "min_alpha", 0.0)), trusted)
-    if not hasattr(result, "ci_at"):
+    if not hasattr(result, "ci_at") or getattr(rule, "kind", "") == "none":
         return "corrected interval withheld: the test gives no interval"
+    trusted = tr.trusted_level if tr is not None else 0.0
+    floor = max(float(getattr(rule, "min_alpha", 0.0)), trusted)
     if floor > gamma:
-        own = ("" if _method_of(result) == "asymptotic"
-               else f" (the {_method_of(result)} p-value has no interval of its own)")
-        return ("corrected interval withheld: the test's asymptotic interval is not trusted at miscoverage "
-                f"{gamma:.2g}{own}")
+        own = (f" (the {_method_of(result).replace('_', ' ')} p-value used at the corrected level has no interval "
+               "of its own)" if tr is not None and tr.replaced else "")
+        return (f"corrected interval withheld: the test's interval is trusted down to miscoverage {floor:.2g} only, "
+                f"above {gamma:.2g}{own}")
     return f"corrected interval withheld: the test's interval is not defined at miscoverage {gamma:.2g}"
 
 
 def _adjusted(best: np.ndarray, method: str) -> np.ndarray:
     from statsmodels.stats.multitest import multipletests
 
+    # a withheld p-value enters the family as 1 (it rejects nothing): the family keeps every test,
+    # as the footnote says, and a procedure monotone in the p-values stays valid
     ok = ~np.isnan(best)
     adj = np.full_like(best, np.nan)
     if ok.any():
-        adj[ok] = multipletests(best[ok], method=method)[1]
+        adj[ok] = multipletests(np.where(ok, best, 1.0), method=method)[1][ok]
     return adj
 
 
@@ -228,6 +243,8 @@ def build_table(results: Sequence[Any], totals: LedgerTotals, corr, *, alpha: fl
             row.update({c: math.nan if cell is None else cell.get(c, math.nan) for c in names})
             if cell is not None:
                 row["note"] = "; ".join(x for x in (row["note"], cell["note"]) if x)
+            elif names is CONDITIONAL_COLUMNS or HYBRID_COLUMNS[0] in names:
+                row["note"] = "; ".join(x for x in (row["note"], _NOT_CONDITIONAL) if x)
     frame = pd.DataFrame(rows, index=index, columns=columns)
     if adjust is not None:
         frame["pvalue_adjusted"] = _adjusted(frame["pvalue_best"].to_numpy(dtype=float), adjust)

@@ -50,7 +50,7 @@ def trusted_level(result: Any) -> float:
 
 
 def _method(result: Any) -> str:
-    return str(getattr(result, "pvalue_method", "asymptotic"))
+    return str(getattr(result, "pvalue_method", "asymptotic")).replace("_", " ")
 
 
 def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, *,

@@ -21,7 +21,7 @@ from selective import Analysis, DescriptionLength, Selection
 from selective.hypotheses import TwoSampleTTest
 from selective.selectors import OrderedTopK, welch_t_scores
 
-from .test_trust import _Spec
+from .test_trust import _Result, _Spec
 
 _ARM = ("a", "b")
 
@@ -67,9 +67,10 @@ def test_the_permutation_basis_and_the_interval_reason_are_rendered(skewed_witho
         r1, r2 = (re.escape(r) for r in rows[kind])
         assert re.search(rf"Permutation p-value used at the corrected level \(the asymptotic p-value is trusted "
                          rf"down to \S+ in {r1}, \S+ in {r2} only\); the naive column shows it too", text), kind
-        assert re.search(rf"Corrected interval withheld: the test's asymptotic interval is not trusted at "
-                         rf"miscoverage \S+ \(the permutation p-value has no interval of its own\) \({r1}, {r2}\)",
-                         text), kind
+        for r in (r1, r2):
+            assert re.search(rf"Corrected interval withheld: the test's interval is trusted down to miscoverage \S+ "
+                             rf"only, above \S+ \(the permutation p-value used at the corrected level has no interval "
+                             rf"of its own\) \({r}\)", text), (kind, r)
 
 
 def test_no_declared_candidates_says_why_bonferroni_is_empty(skewed_without_candidates):
@@ -112,3 +113,81 @@ def test_every_empty_corrected_column_has_a_sentence_under_the_table(n_candidate
     for col, word in words.items():
         if t.frame[col].isna().any():
             assert re.search(rf"{word}[^.]*withheld|withheld[^.]*{word}", under, flags=re.I), (col, under)
+
+
+def _one_step(*tests, n_candidates=1000, seed=3, **data):
+    rng = np.random.default_rng(seed)
+    d = pd.DataFrame({k: v(rng) for k, v in data.items()})
+    a = Analysis(d, rng=1, n_candidates=n_candidates)
+    a.preregister(DescriptionLength(1000))
+    a.record(Selection(value=tuple(data), certificate=DescriptionLength(1000), label="one of 1000"))
+    for t in tests:
+        a.test(t)
+    return a
+
+
+def test_a_trust_note_says_withheld_only_when_a_cell_is_withheld():
+    """A t-test on 30 null rows is trusted only down to about 1e-2 and has no exact version; its
+    corrected p-values are 1 (its naive p-value is far above every threshold): nothing is withheld,
+    and the table must not say it is. Its interval is the t-test's own, not a fallback's."""
+    from selective.hypotheses import OneSampleTTest
+
+    t = _one_step(OneSampleTTest(column="x"), x=lambda r: r.normal(size=30)).report()
+    row = t.frame.iloc[0]
+    assert row.pvalue_best == 1.0 and row.pvalue_naive > 0.05
+    assert "none of this row's corrected p-values needs a smaller threshold" in row.note
+    md = t.to_markdown()
+    assert "are withheld" not in md and "has no interval of its own" not in md
+    assert re.search(r"Corrected interval withheld: the test's interval is trusted down to miscoverage \S+ only, "
+                     r"above 5e-05 \(row 1\)", md)
+
+
+def test_a_test_without_an_interval_says_so():
+    from selective.hypotheses import ChiSquareIndependenceTest
+
+    t = _one_step(ChiSquareIndependenceTest(column1="a", column2="c"),
+                  a=lambda r: r.integers(0, 3, 200), c=lambda r: r.integers(0, 2, 200)).report()
+    assert "Corrected interval withheld: the test gives no interval (row 1)" in t.to_markdown()
+
+
+def test_a_test_without_conditional_on_says_why_its_conditional_cells_are_empty():
+    from selective import TopK
+    from selective.hypotheses import OneSampleTTest
+    from selective.selectors import CandidateScores
+
+    rng = np.random.default_rng(1)
+    cols = [f"c{j}" for j in range(10)]
+    d = pd.DataFrame(rng.normal(size=(60, 10)), columns=cols)
+    a = Analysis(d, rng=1, n_candidates=10)
+    screen = TopK(k=2, score=CandidateScores(cols, kind="mean"), candidates=cols)
+    a.preregister(screen)
+    sel = a.select(screen)
+    a.test(OneSampleTTest(column=sel.value[0]), conditional_on=sel)
+    a.test(OneSampleTTest(column=sel.value[1]))
+    t = a.report(alpha=0.1)
+    assert np.isnan(t.frame["pvalue_conditional"].iloc[1])
+    for kind, text in _texts(t).items():
+        assert ("Conditional withheld: the test was not declared conditional on a selection "
+                "(test(..., conditional_on=...)), so it has no conditional or hybrid p-value (" in text), kind
+
+
+def test_adjusted_p_values_keep_withheld_tests_in_the_family_as_ones():
+    """Holm over four tests of which one is withheld: the family is the four (the footnote's
+    count), the withheld one entering with p = 1, so the others are multiplied by 4, 3, 2 as
+    Holm over the four would."""
+    class Trusted(_Spec):
+        def run(self, data):
+            return _Result(self.label, self.p, 0.0, "exact")
+
+    specs = [Trusted(p, exact=False, label=f"h{i}") for i, p in enumerate((1e-6, 2e-6, 3e-6), 1)]
+    a = _one_step(*specs, x=lambda r: np.arange(20.0))
+    a.test(_Spec(1e-7, exact=False, label="h0"))   # trusted only down to 1e-2: its corrected cells are withheld
+    t = a.report(adjust="holm")
+    f = t.frame
+    assert np.isnan(f["pvalue_best"].iloc[3]) and np.isnan(f["pvalue_adjusted"].iloc[3])
+    best = f["pvalue_best"].to_numpy()[:3]
+    from statsmodels.stats.multitest import multipletests
+    expected = multipletests(np.r_[best, 1.0], method="holm")[1][:3]
+    np.testing.assert_allclose(f["pvalue_adjusted"].to_numpy()[:3], expected)
+    assert not np.allclose(expected, multipletests(best, method="holm")[1])  # the family size matters here
+    assert "holm across the 4 tests" in t.footnote
