@@ -10,7 +10,7 @@ import pandas as pd
 from ..accounting.ledger import Ledger
 from ..selectors.streaming import is_dask_frame
 
-__all__ = ["budget_kwargs", "units_of", "child_seed"]
+__all__ = ["budget_kwargs", "units_of", "child_seed", "check_declared_candidates", "bonferroni_family"]
 
 
 def budget_kwargs(ledger: Ledger) -> dict[str, Any]:
@@ -64,3 +64,26 @@ def check_unchanged(data: Any, digest: int | None, where: str) -> None:
         raise ValueError(f"`data` was modified in place after the Analysis was created (found at {where}): the "
                          "selections and tests would be about different values. Prepare the data first, then "
                          "create the Analysis (or give it a copy: Analysis(df.copy(), ...)).")
+
+
+def check_declared_candidates(n_candidates: int | None, step: Any, where: str) -> None:
+    """Refuse, before the data are read, a step that chooses among more candidates than the
+    hypotheses declared with ``n_candidates``: Bonferroni over them could not cover the test of
+    what it chooses (each candidate is at least one hypothesis that could have been tested)."""
+    cands = getattr(step, "candidates", None)
+    if n_candidates is None or cands is None or isinstance(cands, str) or not hasattr(cands, "__len__"):
+        return
+    if len(cands) > n_candidates:
+        raise ValueError(f"`n_candidates`={n_candidates} declares fewer hypotheses than the {len(cands)} candidates "
+                         f"{where} ({type(step).__name__}) chooses among; declare at least {len(cands)} (one per "
+                         "candidate, more if each can be tested several ways). Nothing was recorded.")
+
+
+def bonferroni_family(n_candidates: int | None, hypotheses: list[str]) -> tuple[int | None, str]:
+    """``n_candidates`` for the Bonferroni column, or None with the reason when more distinct
+    hypotheses were tested than declared (the tested ones cannot all be among the declared)."""
+    n = len(dict.fromkeys(hypotheses))
+    if n_candidates is None or n <= n_candidates:
+        return n_candidates, ""
+    return None, (f"Bonferroni withheld: {n} distinct hypotheses were tested but n_candidates = {n_candidates} were "
+                  "declared, so the tested ones are not all among the declared.")

@@ -1,11 +1,5 @@
-"""The ``Analysis`` facade: one dataset, its ledger, the selections and the tests.
-
->>> from selective import Analysis, TopK
->>> # analysis = Analysis(data, alpha=0.05, rng=2024, n_candidates=100)
->>> # chosen = analysis.select(TopK(k=2, score=..., candidates=...)).value
->>> # analysis.test(TwoSampleTTest(column=chosen[0], group="arm", usevar="unequal"))
->>> # analysis.report().to_markdown()
-"""
+"""The ``Analysis`` facade: one dataset, its ledger, the selections and the tests (the README's
+"In your own analysis" shows its use)."""
 
 from __future__ import annotations
 
@@ -29,6 +23,7 @@ from ..selectors.base import (
     declared_columns,
     missing_columns,
 )
+from . import _setup
 from ._on_dask import DaskScored
 from ._setup import budget_kwargs, check_unchanged, child_seed, frame_digest, units_of
 from .conditional_rows import conditional_cells, link_winners
@@ -65,6 +60,8 @@ class Analysis:
     n_candidates : int, optional
         Number of hypotheses that could have been tested, declared before looking at the data.
         Enables the Bonferroni column (valid whatever the selection, if the declaration is honest).
+        A step choosing among more candidates is refused before it reads the data; more distinct
+        hypotheses tested than declared withhold the column (the footnote says why).
     budget_bits, budget_beta, budget_epsilon : optional
         Passed to the :class:`~selective.accounting.Ledger`.
     units : column label, optional
@@ -214,6 +211,7 @@ class Analysis:
             raise ValueError("`preregister` needs at least one step (a selector or a certificate); got none.")
         certs = []
         for i, step in enumerate(steps):
+            _setup.check_declared_candidates(self.n_candidates, step, f"`steps[{i}]`")
             cert = declared_certificate(step) if hasattr(step, "select") else step
             if cert is None:
                 raise TypeError(f"`steps[{i}]` declares no certificate; give selectors with a certificate() method "
@@ -359,6 +357,7 @@ class Analysis:
             raise TypeError(f"`selector` must have a select(data, rng) method; got {selector!r}.")
         if label is not None and not isinstance(label, str):
             raise TypeError(f"`label` must be a string or None; got {label!r} ({type(label).__name__}).")
+        _setup.check_declared_candidates(self.n_candidates, selector, "`selector`")
         declared_rows = declared_certificate(selector)
         if declared_rows is not None and not isinstance(declared_rows, Certificate):
             raise TypeError(f"`{type(selector).__name__}.certificate()` must return a certificate (PureDP, ApproxDP, "
@@ -513,8 +512,9 @@ class Analysis:
         if self._void:
             totals = void_totals(totals, self._void)
         naive = [r for _, r in self._tests]
+        n_cand, why_not = _setup.bonferroni_family(self.n_candidates, [r.hypothesis for r in naive])
         corr = correct(np.array([r.pvalue_naive for r in naive], dtype=float), totals, alpha=a,
-                       n_candidates=self.n_candidates, adaptive=self.adaptive)
+                       n_candidates=n_cand, adaptive=self.adaptive)
         # naive p-values accurate where the best column compares them (THEORY.md pitfall 9); a
         # column with a smaller threshold is withheld for a row whose p-value is not trusted there
         level = corr.gamma_best.gamma if corr.gamma_best is not None else 0.0
@@ -523,15 +523,15 @@ class Analysis:
         results = [t.result for t in trust]
         if any(t.replaced for t in trust):
             corr = correct(np.array([r.pvalue_naive for r in results], dtype=float), totals, alpha=a,
-                           n_candidates=self.n_candidates, adaptive=self.adaptive)
+                           n_candidates=n_cand, adaptive=self.adaptive)
         fission = None if not self._split else fission_cells(
             self._tests, list(self._data.columns), self._split, self._step_columns, alpha=a)
         conditional = None if all(x is None for x in self._links) else conditional_cells(
             self._links, self._data if self._dask else rows, alpha=a, n_steps=len(self.ledger.rows()),
             n_rows=self._n_rows, void=bool(self._void), units=self.units, max_collect_bytes=self.max_collect_bytes)
-        return build_table(results, totals, corr, alpha=a, n_candidates=self.n_candidates, adjust=adjust,
+        return build_table(results, totals, corr, alpha=a, n_candidates=n_cand, adjust=adjust,
                            ledger_rows=self.ledger.rows(), units=self.units, group_size=self.group_size, trust=trust,
-                           conditional=conditional, fission=fission)
+                           conditional=conditional, fission=fission, bonferroni_reason=why_not)
 
     def _rows_for(self, spec: Any) -> pd.DataFrame:
         """The collected columns of Dask data, with those ``spec`` names added (within the limit)."""

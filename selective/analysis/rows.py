@@ -182,7 +182,7 @@ def _adjusted(best: np.ndarray, method: str) -> np.ndarray:
 
 
 def footnote(totals: LedgerTotals, corr, *, alpha: float, n_candidates: int | None, adjust: str | None,
-             n_tests: int, units: Any = None, group_size: int = 1) -> str:
+             n_tests: int, units: Any = None, group_size: int = 1, bonferroni_reason: str = "") -> str:
     """The theorems behind each column, the ledger's totals and the corrected level."""
     if units is None:
         parts = [f"Selection ledger: {totals.n_steps} step(s) on n = {totals.n_rows} rows."]
@@ -205,6 +205,8 @@ def footnote(totals: LedgerTotals, corr, *, alpha: float, n_candidates: int | No
                      "max-information routes; the smallest is reported).")
     if n_candidates is not None:
         parts.append(f"Bonferroni over {n_candidates} declared hypotheses.")
+    elif bonferroni_reason:
+        parts.append(bonferroni_reason)
     elif np.isnan(np.asarray(corr.pvalue_bonferroni, dtype=float)).any():
         parts.append("Bonferroni withheld: no number of candidate hypotheses was declared "
                      "(Analysis(n_candidates=...), before looking at the data).")
@@ -222,7 +224,7 @@ def build_table(results: Sequence[Any], totals: LedgerTotals, corr, *, alpha: fl
                 ledger_rows: list[dict[str, Any]] | None = None, units: Any = None,
                 group_size: int = 1, trust: Sequence[Any] | None = None,
                 conditional: Sequence[dict[str, Any] | None] | None = None,
-                fission: Sequence[dict[str, Any]] | None = None) -> CorrectedTable:
+                fission: Sequence[dict[str, Any]] | None = None, bonferroni_reason: str = "") -> CorrectedTable:
     """The corrected table of ``results`` (test results, in order) under ``totals`` and ``corr``
     (the corrections of their naive p-values, :func:`selective.corrections.correct`).
     ``trust`` (from :func:`selective.analysis.trust.results_at_level`) adds each row's note on
@@ -249,7 +251,7 @@ def build_table(results: Sequence[Any], totals: LedgerTotals, corr, *, alpha: fl
     if adjust is not None:
         frame["pvalue_adjusted"] = _adjusted(frame["pvalue_best"].to_numpy(dtype=float), adjust)
     note = footnote(totals, corr, alpha=alpha, n_candidates=n_candidates, adjust=adjust, n_tests=len(results),
-                    units=units, group_size=group_size)
+                    units=units, group_size=group_size, bonferroni_reason=bonferroni_reason)
     return CorrectedTable(frame=frame, alpha=alpha, footnote=note, ledger_rows=list(ledger_rows or []))
 
 
