@@ -11,6 +11,7 @@ was expected; nothing is written); 3 ``verify`` found a difference; 1 internal e
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -191,8 +192,18 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check_plot_flags(args: argparse.Namespace, *flags: str) -> None:
+    """A figure asked for without matplotlib fails before a long run, not after it."""
+    asked = [f for f in flags if getattr(args, f, None)]
+    if asked and importlib.util.find_spec("matplotlib") is None:
+        raise UsageError(f"`--{asked[0].replace('_', '-')}` needs matplotlib, which is not installed; got "
+                         f"{getattr(args, asked[0])!r}. Install it (pip install 'selective[plot]') or drop the flag.")
+
+
 def _cmd_experiment(args: argparse.Namespace) -> int:
     from .validation.experiments import DEFAULT_K_GRID, holdout_reuse_experiment, plot_holdout_reuse
+
+    _check_plot_flags(args, "plot")
 
     ks = DEFAULT_K_GRID if args.k is None else tuple(int(k) for k in args.k.split(","))
     frame = holdout_reuse_experiment(n=args.n, d=args.d, k_grid=ks, n_reps=args.reps,
@@ -220,6 +231,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     names = [args.scenario] if args.scenario else list(SCENARIOS)
     for n in names:
         get_scenario(n)  # unknown names fail before anything runs
+    _check_plot_flags(args, "plot", "power_plot")
     for flag in ("plot", "power_plot", "output"):  # a missing folder fails before a long run, not after it
         path = getattr(args, flag)
         folder = os.path.dirname(os.path.abspath(path)) if path else None

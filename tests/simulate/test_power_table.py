@@ -186,3 +186,25 @@ def test_a_column_labelled_differently_by_scenarios_gets_one_neutral_legend_entr
     assert _legend_label(["oracle (feature 0)", "oracle (feature 0)"]) == "oracle (feature 0)"
     two = _legend_label(["conditional on A (randomized)", "conditional on B (x)"])
     assert two == "conditional on A / conditional on B"
+
+
+@pytest.mark.parametrize("argv", [["validate", "--scenario", "topk_signal", "--reps", "40", "--plot", "v.png"],
+                                  ["validate", "--scenario", "topk_signal", "--power-plot", "p.png"],
+                                  ["experiment", "holdout-reuse", "--plot", "h.png"]])
+def test_a_figure_without_matplotlib_fails_before_the_run(argv, monkeypatch, tmp_path, capsys):
+    import importlib.util
+
+    import selective.validation.experiments as experiments
+    import selective.validation.validate as validate_module
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the run started although its figure cannot be drawn")
+    monkeypatch.setattr(validate_module, "validate", must_not_run)
+    monkeypatch.setattr(experiments, "holdout_reuse_experiment", must_not_run)
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "needs matplotlib, which is not installed" in err and "pip install 'selective[plot]'" in err
