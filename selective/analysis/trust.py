@@ -49,6 +49,11 @@ def trusted_level(result: Any) -> float:
     return level if np.isfinite(level) and level > 0 else 0.0
 
 
+def _clause(err: Exception) -> str:
+    """An error message as one clause of a note (notes join their parts with "; ")."""
+    return " ".join(str(err).replace("; ", ", ").split())[:160]
+
+
 def _method(result: Any) -> str:
     return str(getattr(result, "pvalue_method", "asymptotic")).replace("_", " ")
 
@@ -93,7 +98,7 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
             alt = cache[key]
             if isinstance(alt, Exception):
                 note = (f"{_method(result)} p-value trusted down to {t:.2g} only, and its version for smaller "
-                        f"levels failed on these data ({str(alt)[:160]}): corrected p-values that compare it with a "
+                        f"levels failed on these data ({_clause(alt)}): corrected p-values that compare it with a "
                         "smaller threshold are withheld")
                 out.append(TrustedResult(result=result, trusted_level=t, note=note))
                 continue

@@ -191,3 +191,14 @@ def test_adjusted_p_values_keep_withheld_tests_in_the_family_as_ones():
     np.testing.assert_allclose(f["pvalue_adjusted"].to_numpy()[:3], expected)
     assert not np.allclose(expected, multipletests(best, method="holm")[1])  # the family size matters here
     assert "holm across the 4 tests" in t.footnote
+
+
+def test_a_failure_message_with_semicolons_stays_one_reason():
+    class Failing(_Spec):
+        def run_at_level(self, data, level, *, rng=None):
+            raise ValueError("the null fit did not converge; 3 of 40 strata are empty")
+
+    t = _one_step(Failing(1e-7, exact=True), x=lambda r: np.arange(20.0)).report()
+    md = t.to_markdown()
+    assert ("its version for smaller levels failed on these data (the null fit did not converge, 3 of 40 strata are "
+            "empty): corrected p-values that compare it with a smaller threshold are withheld (row 1)") in md
