@@ -299,3 +299,21 @@ def test_screen_method_reads_any_label_and_is_unmoved_by_an_offset(diabetes):
 def test_screen_method_refuses_what_it_cannot_do(diabetes, kwargs, match):
     with pytest.raises(ValueError, match=match):
         compare_selection(diabetes, "y", method="screen", **kwargs)
+
+
+@pytest.mark.parametrize("which", ["rpy2", "packages"])
+def test_the_r_setup_advice_is_given_once(which, monkeypatch):
+    """The bridge's reasons carry install advice that the comparison's setup hint repeats in
+    full: the footnote says each step once."""
+    from selective.interop import rbridge, rcompare
+
+    missing = {"rpy2": f"R not available: rpy2 is not installed: {rbridge.INSTALL_RPY2}; rpy2 needs R itself: "
+                       f"{rbridge.INSTALL_R}.",
+               "packages": "R package 'glmnet' is not installed. Then install the R package(s) 'glmnet': in R, "
+                           "install.packages(c('glmnet'))."}[which]
+    monkeypatch.setattr(rbridge, "why_r_unavailable", lambda packages=None: missing)
+    text = rcompare.why_r_unavailable()
+    assert text.count(rbridge.INSTALL_RPY2) == 1 and text.count(rbridge.INSTALL_R) == 1
+    assert text.count("install.packages") == 1
+    assert text.startswith("R not available: rpy2 is not installed." if which == "rpy2"
+                           else "R package 'glmnet' is not installed.")

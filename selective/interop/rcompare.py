@@ -52,7 +52,14 @@ def why_r_unavailable() -> str | None:
     """``None`` when R + rpy2 + selectiveInference + glmnet are usable, else what is missing
     followed by how to install every piece (R, rpy2 and the R packages)."""
     reason = rbridge.why_r_unavailable() or rbridge.why_r_unavailable(R_PACKAGES)
-    return None if reason is None else f"{reason} {SETUP_HINT}"
+    if reason is None:
+        return None
+    # the bridge's own install advice is part of SETUP_HINT: say it once
+    for advice in (f": {rbridge.INSTALL_RPY2}", f" To fix: {rbridge.INSTALL_R}", " Then install the R package"):
+        cut = reason.find(advice)
+        if cut > 0:
+            reason = reason[:cut].rstrip(" .;:") + "."
+    return f"{reason} {SETUP_HINT}"
 
 
 def r_available() -> bool:
