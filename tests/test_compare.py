@@ -206,6 +206,8 @@ def test_carving_columns_are_the_randomized_response_inference(diabetes, method)
             assert math.isnan(c.frame.loc[v, "pvalue_carving"])
     md = c.to_markdown()
     assert "p (carving)" in md and "CI low (carving)" in md and "Carving columns" in c.footnote
+    # a variable only one selection chose leaves the other's cells empty: the footnote says so
+    assert "A variable only one of the two selections chose is empty in the other's columns." in c.footnote
     assert md.index("p (carving)") < md.index("p (R selectiveInference)") < md.index("CI low (carving)")
 
 

@@ -417,7 +417,8 @@ def compare_selection(data: pd.DataFrame, response: str, *, method: str = "lasso
         carving_note = (f" Carving columns (their own selection): the selection rerun on y + omega, omega ~ "
                         f"N(0, {carving_noise_sd:g}^2), and exact p-values and {1 - alpha:g} intervals from all of "
                         f"y given it (sigma = {sigma:g} known; Tian & Taylor 2018): "
-                        f"{', '.join(map(str, chosen)) or 'nothing'}.")
+                        f"{', '.join(map(str, chosen)) or 'nothing'}. A variable only one of the two selections "
+                        "chose is empty in the other's columns.")
     if method == "screen":
         sig_note = (f"sigma unknown, the t statistic on the first pass's {res.df2} residual df (Loftus & Taylor "
                     "2015); no interval")
