@@ -189,6 +189,9 @@ def welch_t_scores(data: Any, columns: list[str], group: str, levels: tuple[str,
     g = data[group]
     a = data.loc[g == levels[0], columns].to_numpy(dtype=float)
     b = data.loc[g == levels[1], columns].to_numpy(dtype=float)
+    if len(a) < 2 or len(b) < 2:  # one message whatever the data (it is seen after they were read)
+        raise ValueError(f"`levels` must name two groups of column {group!r} with at least 2 rows each; got "
+                         f"{tuple(levels)!r}, and one of them has fewer (a misspelt level has none).")
     with np.errstate(divide="ignore", invalid="ignore"):
         t = _stats.ttest_ind(a, b, axis=0, equal_var=False).statistic
     return pd.Series(np.abs(np.asarray(t, dtype=np.float64)).reshape(len(columns)), index=columns)

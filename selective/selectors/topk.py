@@ -71,7 +71,7 @@ def non_finite_score_error(name: str, labels: Sequence[Any], bad: np.ndarray,
     return NonFiniteScoreError(
         f"`{name}` returned a NaN or infinite {what} for {first!r} (the first such in the declared order; "
         f"others may follow); it must return finite {what}s. Check that candidate on other data (a constant "
-        "column gives NaN correlations and t statistics).",
+        "column, a missing value or a group with fewer than 2 rows gives NaN correlations and t statistics).",
         n_messages=len(labels),
     )
 

@@ -59,6 +59,16 @@ class TestCandidateScores:
         with pytest.raises(ValueError, match=r"`group` names 1 column\(s\) not in `data`: \['arm'\]"):
             welch_t_scores(DATA, ["a"], "arm", ("x", "y"))
 
+    def test_a_misspelt_level_is_named_without_quoting_the_data(self):
+        data = DATA.assign(arm=np.where(np.arange(len(DATA)) % 2 == 0, "treated", "control"))
+        for levels in (("treated", "Control"), ("Treated", "control"), ("x", "y")):
+            with pytest.raises(ValueError) as err:
+                welch_t_scores(data, ["a"], "arm", levels)
+            # one message for the three cases: it does not say which level, nor which values occur
+            assert str(err.value) == ("`levels` must name two groups of column 'arm' with at least 2 rows each; got "
+                                      f"{levels!r}, and one of them has fewer (a misspelt level has none).")
+        assert np.isfinite(welch_t_scores(data, ["a"], "arm", ("treated", "control"))).all()
+
 
 class TestFiniteChoice:
     def test_certificate_and_validation(self):
