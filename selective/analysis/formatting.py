@@ -316,8 +316,8 @@ def withheld_notes(notes: Any, names: list[str]) -> list[str]:
                 replacements.setdefault(key, []).append(f"{replaced['level']} in {name}")
             elif "withheld" in part and not part.startswith(("conditional", "hybrid")):
                 reasons.setdefault(part.strip().rstrip("."), []).append(name)
-    out = [f"{k[0].upper()}{k[1:]} {', '.join(rows)} only); the naive column shows it too."
-           for k, rows in replacements.items()]
+    out = [f"{k[0].upper()}{k[1:]} {', '.join(rows)} only); the corrected columns rest on it, the naive column "
+           "shows the test's own p-value." for k, rows in replacements.items()]
     return out + [f"{r[0].upper()}{r[1:]} ({', '.join(rows)})." for r, rows in reasons.items()]
 
 

@@ -75,7 +75,7 @@ _ROUTE_NAMES = {"maxinfo": "max-info", "mutual_info": "mutual-information", "bon
                 "best": "best valid"}
 
 
-def _withhold(row: dict[str, Any], corr, trusted: float) -> list[str]:
+def _withhold(row: dict[str, Any], corr, trusted: float, naive: float) -> list[str]:
     r"""Withhold every corrected column whose threshold lies below the level at which the
     row's naive p-value is trusted (and the corrected interval with the best column), unless
     the naive p-value itself is at or above that level.
@@ -89,7 +89,6 @@ def _withhold(row: dict[str, Any], corr, trusted: float) -> list[str]:
     :math:`p \ge u_0`, the column's rejection events are :math:`\{u_0 \le p \le \gamma(a)\}`,
     empty whenever :math:`\gamma(a) < u_0` (docs/THEORY.md 7.1). The interval at
     :math:`1 - \gamma` has no such reading and follows the threshold."""
-    naive = row.get("pvalue_naive", math.nan)
     withheld = []
     for key, col in _ROUTE_COLUMNS.items():
         t = corr.thresholds.get(key)
@@ -122,7 +121,8 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
         rows.append({
             "estimate": r.estimate, "ci_low": r.ci_naive[0], "ci_high": r.ci_naive[1],
             "statistic": r.statistic, "df": r.df, "n_obs": getattr(r, "n_obs", math.nan),
-            "pvalue_naive": r.pvalue_naive,
+            # the test's own p-value; a version used at the corrected level feeds the corrections only
+            "pvalue_naive": tr.original.pvalue_naive if tr is not None and tr.original is not None else r.pvalue_naive,
             "pvalue_maxinfo": corr.pvalue_maxinfo[i], "pvalue_mutual_info": corr.pvalue_mutual_info[i],
             "pvalue_bonferroni": corr.pvalue_bonferroni[i], "pvalue_best": corr.pvalue_best[i],
             "best_route": corr.best_route[i], "pvalue_adjusted": math.nan,
@@ -131,7 +131,7 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
         })
         extra = []
         if tr is not None and tr.trusted_level > 0:
-            withheld = _withhold(rows[-1], corr, tr.trusted_level)
+            withheld = _withhold(rows[-1], corr, tr.trusted_level, r.pvalue_naive)
             if withheld and "withheld" not in tr.note:
                 extra.append(f"{', '.join(withheld)} withheld: threshold below {tr.trusted_level:.2g}, the smallest "
                              f"level at which the {_method_of(tr.result)} p-value is trusted")

@@ -37,6 +37,7 @@ class TrustedResult:
     replaced: bool = False   # the result of ``run_at_level`` replaced the naive one
     trusted_level: float = 0.0
     note: str = ""
+    original: Any = None     # the test's own result when ``replaced`` (its p-value is the naive column's)
 
 
 def trusted_level(result: Any) -> float:
@@ -106,7 +107,7 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
             if t_alt <= level:
                 note = (f"{_method(alt)} p-value used at the corrected level (the {_method(result)} p-value is "
                         f"trusted down to {t:.2g} only)")
-                out.append(TrustedResult(result=alt, replaced=True, trusted_level=t_alt, note=note))
+                out.append(TrustedResult(result=alt, replaced=True, trusted_level=t_alt, note=note, original=result))
                 continue
         note = (f"{_method(result)} p-value trusted down to {t:.2g} only: corrected p-values that compare it with a "
                 "smaller threshold are withheld")

@@ -26,16 +26,22 @@ from .test_trust import _Result, _Spec
 _ARM = ("a", "b")
 
 
-def _skewed_report(*, n_candidates):
-    """Top-2 of 12 lognormal outcomes by |Welch t|, arms of 15 and 90 rows, a large effect in
-    outcome 0: the Welch p-values are not trusted at the corrected level, the report reruns them
-    as label permutations."""
+def _skewed_data():
     rng = np.random.default_rng(5)
     cols = [f"f{j}" for j in range(12)]
     x = rng.lognormal(size=(105, 12))
     x[:15, 0] += 8.0
     d = pd.DataFrame(x, columns=cols)
     d["arm"] = ["a"] * 15 + ["b"] * 90
+    return d
+
+
+def _skewed_report(*, n_candidates):
+    """Top-2 of 12 lognormal outcomes by |Welch t|, arms of 15 and 90 rows, a large effect in
+    outcome 0: the Welch p-values are not trusted at the corrected level, the report reruns them
+    as label permutations."""
+    d = _skewed_data()
+    cols = [c for c in d.columns if c != "arm"]
     a = Analysis(d, alpha=0.05, rng=1, n_candidates=n_candidates)
     screen = OrderedTopK(k=2, candidates=tuple(cols), score=lambda f: welch_t_scores(f, cols, "arm", _ARM))
     a.preregister(screen)
@@ -66,11 +72,29 @@ def test_the_permutation_basis_and_the_interval_reason_are_rendered(skewed_witho
     for kind, text in _texts(t).items():
         r1, r2 = (re.escape(r) for r in rows[kind])
         assert re.search(rf"Permutation p-value used at the corrected level \(the asymptotic p-value is trusted "
-                         rf"down to \S+ in {r1}, \S+ in {r2} only\); the naive column shows it too", text), kind
+                         rf"down to \S+ in {r1}, \S+ in {r2} only\); the corrected columns rest on it, the naive "
+                         r"column shows the test's own p-value", text), kind
         for r in (r1, r2):
             assert re.search(rf"Corrected interval withheld: the test's interval is trusted down to miscoverage \S+ "
                              rf"only, above \S+ \(the permutation p-value used at the corrected level has no interval "
                              rf"of its own\) \({r}\)", text), (kind, r)
+
+
+def test_the_naive_column_is_the_tests_own_p_value_and_the_corrections_use_the_permutation(skewed_without_candidates):
+    from scipy import stats
+
+    t = skewed_without_candidates
+    for label, row in t.frame.iterrows():
+        column = re.search(r"mean\((f\d+) \|", label).group(1)
+        welch = _skewed_data()
+        own = stats.ttest_ind(welch.loc[welch.arm == "a", column], welch.loc[welch.arm == "b", column],
+                              equal_var=False).pvalue
+        assert row.pvalue_naive == pytest.approx(own, rel=1e-9)
+    # Bonferroni over 12 is 12 x the permutation p-value, not 12 x the Welch one: the winner's
+    # Welch p-value is far below the permutation's resolution 1 / (B + 1)
+    first = _skewed_report(n_candidates=12).frame.iloc[0]
+    assert first.pvalue_naive < 1e-6
+    assert first.pvalue_bonferroni > 100 * 12 * first.pvalue_naive
 
 
 def test_no_declared_candidates_says_why_bonferroni_is_empty(skewed_without_candidates):
