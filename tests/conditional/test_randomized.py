@@ -205,6 +205,9 @@ CASES = [
 ]
 
 
+_CASE = {c[0]: c for c in CASES}   # by name: new cases may be inserted anywhere
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_tails_agree_with_20_digit_quadrature(case):
     name, z, cov, ev, k, mu, rtol = case
@@ -247,11 +250,11 @@ def _mp_truncated_tails(z, cov, k, pi, mu, allowed):
 
 TRUNCATED = [
     # (name, case, allowed values of the target: a union of intervals holding its observed score)
-    ("topk_two_half_lines", CASES[1], [(-math.inf, -0.5), (0.6, math.inf)]),
-    ("topk_interval", CASES[1], [(0.2, 2.5)]),
-    ("topk_cut_just_below", CASES[1], [(0.85, math.inf)]),
-    ("threshold_far_cut", CASES[6], [(2.0, math.inf)]),
-    ("threshold_overlapping_pieces", CASES[6], [(1.9, 4.0), (-math.inf, -1.0), (3.0, 5.0)]),
+    ("topk_two_half_lines", _CASE["gumbel_top2_corr"], [(-math.inf, -0.5), (0.6, math.inf)]),
+    ("topk_interval", _CASE["gumbel_top2_corr"], [(0.2, 2.5)]),
+    ("topk_cut_just_below", _CASE["gumbel_top2_corr"], [(0.85, math.inf)]),
+    ("threshold_far_cut", _CASE["threshold_laplace"], [(2.0, math.inf)]),
+    ("threshold_overlapping_pieces", _CASE["threshold_laplace"], [(1.9, 4.0), (-math.inf, -1.0), (3.0, 5.0)]),
 ]
 
 
@@ -279,7 +282,7 @@ def test_truncated_tails_agree_with_20_digit_quadrature(name, case, allowed):
 
 
 def test_an_unbounded_truncation_changes_nothing():
-    _, z, cov, ev, k, _, _ = CASES[1]
+    _, z, cov, ev, k, _, _ = _CASE["gumbel_top2_corr"]
     a = randomized_inference(np.array(z), cov, ev, targets=[k], alpha=0.1)
     b = randomized_inference(np.array(z), cov, ev, targets=[k], alpha=0.1, truncation=[(-math.inf, math.inf)])
     np.testing.assert_allclose(b.pvalue, a.pvalue, rtol=1e-12)
@@ -300,7 +303,8 @@ def test_truncation_errors(truncation, targets, error, message):
                              truncation=truncation)
 
 
-@pytest.mark.parametrize("case", [CASES[0], CASES[6]], ids=["gumbel_top1", "threshold_laplace"])
+@pytest.mark.parametrize("case", [_CASE["gumbel_top1"], _CASE["threshold_laplace"]],
+                         ids=["gumbel_top1", "threshold_laplace"])
 def test_interval_ends_have_the_stated_tails(case):
     _, z, cov, ev, k, _, rtol = case
     res = randomized_inference(np.array(z), cov, ev, targets=[k], alpha=0.1)
