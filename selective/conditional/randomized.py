@@ -335,7 +335,13 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
     Gaussian report noisy max and Sparse Vector (against adaptive quadrature). Known weaker
     cases (an adversarial review): Gumbel top-k with k > 12 where the selection is likely
     (quadrature only: about 3e-3 in log pi), and Sparse Vector with query noise far below the
-    threshold noise (about 1e-2 at a ratio of 1/20; Sparse itself uses a ratio of 2). An
+    threshold noise (about 1e-2 at a ratio of 1/20; Sparse itself uses a ratio of 2); Laplace
+    or Gaussian noisy max / top-k with a noise scale large against the spread of the scores
+    and many candidates, where the integrand is narrower than the 8-point panels 4 scales wide
+    (Gaussian, 50 candidates, top-5, scale 3 times the scores' sd: p-values off by about 5e-3;
+    all 50 scores tied: pi 17% low; Laplace about 2e-4 in p), and a selected score more than 40
+    scales below the others (outside the integration range: log pi wrong where pi is below
+    e^-40 of its peak, which carries no weight in the target's law). An
     interval end beyond the tabulated range (20 sd) is widened to the range's edge or to
     infinity. The target must
     be chosen from what the selection releases (a member of the set, not the member with the
