@@ -17,6 +17,17 @@ NOISES = ("laplace", "gaussian", "gumbel")
 _LOG_HALF = math.log(0.5)
 _LAGUERRE = np.polynomial.laguerre.laggauss(96)
 _GL8 = np.polynomial.legendre.leggauss(8)
+# the adaptive 1-d integrals (_panel_log_integral)
+_REACH = 60.0          # the mode is searched over the kinks and 0 +- this many noise scales
+_DROP = 40.0           # the window: where log f is within this of its maximum
+_PANELS = 16           # equal panels over the window, before the split by the change of log f
+_STEP = 5.0            # the most log f may change over one piece of a panel
+_MAX_PIECES = 64
+_WIDE = 2.0
+_PROBES = 17           # points per round of the searches; each round shrinks a bracket 8-fold or more
+_ROUNDS = 16           # at most (8^-16 = 4e-15 of the search range)
+_TOL = 0.02            # the mode search stops when its bracket is this many noise scales wide
+_WINDOW_ROUNDS = 2     # the window's ends need not be tight: the pieces follow the change of log f
 
 
 # ---------------------------------------------------------------- noise laws
@@ -152,7 +163,8 @@ class NoisyTopKEvent:
                     out = out + _logcdf(self.noise, b, (si - s[:, j])[:, None, None] + w)
                 return out
             others = np.delete(s, i, axis=1) - si[:, None]
-            terms.append(_panel_log_integral(log_f, np.column_stack([np.zeros(si.size), others]), b))
+            terms.append(_panel_log_integral(log_f, np.column_stack([np.zeros(si.size), others]), b,
+                                             smooth=self.noise == "gaussian"))
         return special.logsumexp(np.stack(terms), axis=0)
 
 
@@ -186,23 +198,95 @@ def _gumbel_set_log_prob(log_r: np.ndarray) -> np.ndarray:
     return out
 
 
-def _panel_log_integral(log_f, kinks: np.ndarray, scale: float) -> np.ndarray:
-    """log of the integral over w of exp(log_f(w)) for each row, by 8-point Gauss-Legendre on
-    panels that end at every kink of the integrand (row-wise ``kinks`` (G, q)) and at least every
-    4 ``scale`` over [-40 scale, 40 scale] (the integrand carries a density of that scale, so the
-    mass outside is below e^-40 of its peak). ``log_f`` maps nodes (G, P, 8) to log values."""
+def _panel_log_integral(log_f, kinks: np.ndarray, scale: float, smooth: bool = False,
+                        kink_scale: float | None = None) -> np.ndarray:
+    """log of the integral over w of exp(log_f(w)) for each row; ``log_f`` maps nodes (G, P, q) to
+    log values and must be concave in w (every integrand here is a product of log-concave noise
+    densities, distribution and survival functions), ``kinks`` (G, q) are the points where it may
+    not be smooth (used as panel ends unless ``smooth``), ``scale`` the largest noise scale in it,
+    ``kink_scale`` the scale over which it bends next to a kink, when smaller (pieces then also
+    end 1, 3, 8 and 20 of those from every kink).
+
+    Adaptive in the integrand, not in the noise scale: (1) a grid search for the mode over the
+    kinks and 0 widened by 60 scales each side (beyond, every factor of the integrand moves the
+    same way), refined around the largest value (concavity puts the mode in the two cells around
+    it); (2) a grid search on each side for where log f has fallen 40 below its maximum: by
+    concavity the mass outside is below e^-40 of the mass inside; (3) 16 equal panels over that
+    window, split at the mode and at every kink, each cut into equal pieces over which log f
+    changes by at most 5 (it is monotone on each: the change between the ends is all of it), and
+    8-point Gauss-Legendre on every piece (an exponential to 1e-12). The pieces follow the
+    integrand wherever and however narrow it is (many candidates, a selected score far below the
+    others, small noise): docs/THEORY.md 3.12.
+    """
     G = kinks.shape[0]
-    base = np.arange(-10, 11) * (4.0 * scale)
-    bp = np.sort(np.concatenate([np.broadcast_to(base, (G, base.size)),
-                                 np.clip(kinks, base[0], base[-1])], axis=1), axis=1)
-    lo, hi = bp[:, :-1], bp[:, 1:]
-    x, w = _GL8
-    half = 0.5 * (hi - lo)
-    nodes = (0.5 * (hi + lo))[..., None] + half[..., None] * x
+    t = np.linspace(0.0, 1.0, _PROBES)
+    lo = np.minimum(kinks.min(axis=1), 0.0) - _REACH * scale
+    hi = np.maximum(kinks.max(axis=1), 0.0) + _REACH * scale
+    # the mode: a grid over the bracket, then over the two grid cells around its largest value
+    # (log-concavity puts the mode there), each round shrinking the bracket 2 / (_PROBES - 1)-fold
+    a, c = lo, hi
+    rows = np.arange(G)
+    for _ in range(_ROUNDS):
+        if np.all(c - a <= _TOL * scale):
+            break
+        w = a[:, None] + (c - a)[:, None] * t
+        v = log_f(w[:, None, :])[:, 0, :]
+        j = v.argmax(axis=1)
+        top, mode = v[rows, j], w[rows, j]
+        a, c = w[rows, np.maximum(j - 1, 0)], w[rows, np.minimum(j + 1, _PROBES - 1)]
+    # the window: from the mode outwards to where log f falls below its maximum minus _DROP, on
+    # each side the outermost probe above the cut and the next one out bracket the crossing
+    cut = (top - _DROP)[:, None, None]
+    inner = np.column_stack([mode, mode])
+    outer = np.column_stack([lo, hi])
+    for _ in range(_WINDOW_ROUNDS):
+        w = inner[..., None] + (outer - inner)[..., None] * t            # (G, 2, probes), inner first
+        above = log_f(w) >= cut
+        # the outermost probe above the cut (the first probe, inner, always is unless log f is nan)
+        last = np.where(above.any(axis=2), _PROBES - 1 - np.argmax(above[..., ::-1], axis=2), 0)
+        nxt = np.minimum(last + 1, _PROBES - 1)
+        inner = np.take_along_axis(w, last[..., None], 2)[..., 0]
+        outer = np.take_along_axis(w, nxt[..., None], 2)[..., 0]
+    left_end, right_end = outer[:, 0], outer[:, 1]
+    parts = [left_end[:, None] + (right_end - left_end)[:, None] * np.linspace(0.0, 1.0, _PANELS + 1), mode[:, None]]
+    if not smooth:
+        near = kinks
+        if kink_scale is not None and kink_scale < scale / 4:
+            offsets = kink_scale * np.array([-20.0, -8.0, -3.0, -1.0, 0.0, 1.0, 3.0, 8.0, 20.0])
+            near = (kinks[:, :, None] + offsets).reshape(G, -1)
+        parts.append(np.clip(near, left_end[:, None], right_end[:, None]))
+    bp = np.sort(np.concatenate(parts, axis=1), axis=1)                   # (G, P + 1)
+    v = log_f(bp[:, None, :])[:, 0, :]
+    # every panel lies on one side of the mode, where log f is monotone: the change between its
+    # ends is its whole variation. Split it into equal pieces over each of which log f changes by
+    # at most _STEP (8-point Gauss-Legendre then integrates an exponential to 1e-12), unless the
+    # panel is negligible (below e^-60 of the peak)
+    change = np.nan_to_num(np.abs(np.diff(v, axis=1)), nan=_DROP, posinf=_DROP)
+    matters = np.maximum(v[:, :-1], v[:, 1:]) >= (top - _DROP - 10.0)[:, None]
+    need = np.ceil(change / _STEP)
+    if not smooth:   # next to a kink log f bends over a few noise scales: pieces at most _WIDE of them
+        need = np.maximum(need, np.ceil(np.diff(bp, axis=1) / (_WIDE * scale)))
+    pieces = np.where(matters, np.clip(need, 1, _MAX_PIECES), 1).astype(np.int64)
+    P = pieces.shape[1]
+    count = pieces.sum(axis=1)
+    flat = np.repeat(np.arange(G * P), pieces.ravel())                    # the panel of each piece
+    row, panel = np.divmod(flat, P)
+    first = np.repeat(np.cumsum(pieces.ravel()) - pieces.ravel(), pieces.ravel())
+    local = np.arange(flat.size) - first                                  # the piece's place in its panel
+    pos = np.arange(flat.size) - np.repeat(np.cumsum(count) - count, count)   # its place in its row
+    width = (bp[row, panel + 1] - bp[row, panel]) / pieces[row, panel]
+    lo_p = np.repeat(left_end[:, None], count.max(), axis=1)              # padding: empty pieces
+    hi_p = lo_p.copy()
+    lo_p[row, pos] = bp[row, panel] + local * width
+    hi_p[row, pos] = lo_p[row, pos] + width
+    xg, wg = _GL8
+    half = 0.5 * (hi_p - lo_p)
+    nodes = (0.5 * (hi_p + lo_p))[..., None] + half[..., None] * xg
     with np.errstate(divide="ignore"):
-        log_w = np.log(half[..., None] * w)
+        log_w = np.log(half[..., None] * wg)
     vals = log_f(nodes) + log_w
-    return special.logsumexp(vals.reshape(G, -1), axis=1)
+    out = special.logsumexp(vals.reshape(G, -1), axis=1)
+    return np.where(np.isfinite(top), out, -np.inf)
 
 
 @dataclass(frozen=True)
@@ -307,7 +391,7 @@ class SparseVectorEvent:
                 out = out + _logsf("laplace", b2, (t - s[:, queries[-1]])[:, None, None] + r)
             return out
         kinks = np.column_stack([np.zeros(s.shape[0])] + [s[:, q] - t for q in queries])
-        return _panel_log_integral(log_f, kinks, b1)
+        return _panel_log_integral(log_f, kinks, max(b1, b2), kink_scale=b2)
 
 
 @dataclass(frozen=True)
