@@ -347,6 +347,28 @@ def test_pvalue_plot_draws_the_sharper_routes_the_table_has(plt, tmp_path):
     assert box.y0 >= 0 and box.x0 >= 0 and box.x1 <= fig.bbox.width
 
 
+def test_pvalue_plot_marks_corrections_that_rest_on_a_permutation_p_value(plt):
+    # the trust rule replaced row b's p-value by a permutation one at the corrected level: its
+    # corrected p-value is N times that, not N times the naive one drawn beside it
+    table = synthetic_table(["a", "b", "c"], [1e-4, 1e-6, 0.4], [2e-3, 0.03, 1.0])
+    frame = table.frame.copy()
+    frame["note"] = [np.nan, "permutation p-value used at the corrected level (the asymptotic p-value is trusted "
+                     "down to 0.2 only)", "a note of another kind"]
+    table = type(table)(frame=frame, alpha=table.alpha, footnote=table.footnote, ledger_rows=table.ledger_rows)
+    ax = table.plot()
+    by_label = {c.get_label(): c for c in ax.collections}
+    solid = by_label["best corrected"]
+    hollow = by_label["best corrected, from the exact / permutation p-value"]
+    assert sorted(solid.get_offsets()[:, 0]) == [2e-3, 1.0]
+    assert list(hollow.get_offsets()[:, 0]) == [0.03] and list(hollow.get_offsets()[:, 1]) == [1]
+    assert len(hollow.get_facecolors()) == 0 or hollow.get_facecolors()[0][3] == 0   # hollow
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "best corrected, from the exact / permutation p-value" in legend
+    # without such a row the figure has one corrected series, as before
+    plain = synthetic_table(["a"], [1e-4], [2e-3]).plot()
+    assert not any("permutation" in c.get_label() for c in plain.collections)
+
+
 def test_pvalue_plot_keeps_long_hypothesis_labels_inside_the_figure(plt):
     long = "mean(marker03 | arm='treatment') - mean(marker03 | arm='control') = 0 (Welch t-test)"
     table = synthetic_table([long, long.replace("03", "06")], [0.14, 0.057], [1.0, 0.7])

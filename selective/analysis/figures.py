@@ -14,6 +14,7 @@ import numpy as np
 __all__ = ["plot_pvalues", "plot_ledger"]
 
 _LABEL_WIDTH = 45  # characters per line of a hypothesis label on the p-value plot
+_VERSION_USED = "p-value used at the corrected level"   # the trust rule's note (analysis.trust)
 
 #: Columns of the sharper routes drawn beside the naive and best corrected p-values when present.
 _OPTIONAL_SERIES = (("pvalue_conditional", "D", "conditional", "C2"), ("pvalue_hybrid", "^", "hybrid", "C4"),
@@ -24,7 +25,10 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
     """Naive vs best corrected p-value per hypothesis on a log scale, with the alpha line.
 
     When the table has them, the conditional, hybrid and fission p-values are drawn too, each with
-    its own marker (a withheld cell is not drawn).
+    its own marker (a withheld cell is not drawn). Where an exact or permutation version of the
+    test was used at the corrected level (the trust rule), the corrected p-value rests on it, not
+    on the naive one drawn beside it: its square is hollow, with its own legend entry, so that a
+    gap wider than the correction's factor is not read as an error.
 
     The axis starts at ``xmin`` (default: the smallest p-value shown, but never below
     ``alpha * 1e-4``), so that the region around alpha stays readable; p-values below it
@@ -62,7 +66,14 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
     y = np.arange(len(table.frame))
     naive = table.frame["pvalue_naive"].to_numpy(dtype=float)
     best = table.frame["pvalue_best"].to_numpy(dtype=float)
-    series = [(naive, "o", "naive", "C0"), (best, "s", "best corrected", "C1")]
+    notes = table.frame["note"].tolist() if "note" in table.frame.columns else [None] * len(naive)
+    version = np.array([isinstance(n, str) and _VERSION_USED in n for n in notes], dtype=bool)
+    series = [(naive, "o", "naive", "C0")]
+    if not version.all():
+        series.append((np.where(version, np.nan, best), "s", "best corrected", "C1"))
+    if version.any():
+        series.append((np.where(version, best, np.nan), "s", "best corrected, from the exact / permutation p-value",
+                       "none"))
     # the sharper routes the table has (conditional, hybrid, fission), each with its own marker
     for col, marker, name, color in _OPTIONAL_SERIES:
         if col in table.frame.columns and table.frame[col].notna().any():
@@ -80,11 +91,12 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
     for (values, marker, name, color), shift in zip(series, shifts, strict=True):
         ok = np.isfinite(values)
         inside = ok & (values >= xmin)
-        ax.scatter(values[inside], y[inside], label=name, marker=marker, color=color, zorder=2, clip_on=False)
+        style = {"facecolors": "none", "edgecolors": "C1"} if color == "none" else {"color": color}
+        ax.scatter(values[inside], y[inside], label=name, marker=marker, zorder=2, clip_on=False, **style)
         out = ok & (values < xmin)
         if out.any():
-            below.append(ax.scatter(np.full(out.sum(), xmin), y[out] + shift, marker="<", color=color, s=60,
-                                    zorder=3, clip_on=False))
+            below.append(ax.scatter(np.full(out.sum(), xmin), y[out] + shift, marker="<", s=60, zorder=3,
+                                    clip_on=False, **style))
     ax.axvline(table.alpha, color="C3", linestyle="--", label=f"alpha = {table.alpha:g}")
     if below:
         ax.scatter([], [], marker="<", color="0.3", label=f"p < {xmin:.0e} (at the edge)")
