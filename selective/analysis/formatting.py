@@ -325,6 +325,38 @@ _REPLACED = re.compile(r"(?P<used>.+ p-value used at the corrected level) "
                        r"\(the (?P<old>.+) p-value is trusted down to (?P<level>\S+) only\)")
 
 
+def empty_column_notes(frame: pd.DataFrame, cols: tuple, names: list[str]) -> list[str]:
+    """Notes under a table for columns of ``cols`` left empty by construction: p (adjusted)
+    without an adjustment, N of a test that does not report it (``names``: the rows as shown)."""
+    notes = []
+    if "pvalue_adjusted" in cols and frame["pvalue_adjusted"].isna().all():
+        notes.append('p (adjusted) is empty: no adjustment was asked for (report(adjust="holm") or "fdr_bh").')
+    if "n_obs" in cols and frame["n_obs"].isna().any():
+        rows = [str(i) for i, v in zip(names, frame["n_obs"], strict=True) if pd.isna(v)]
+        notes.append(f"N is empty where the test does not report its number of observations ({', '.join(rows)}).")
+    return notes
+
+
+def column_notes(frame: pd.DataFrame, cols: tuple, names: list[str], common_n: int | None) -> list[str]:
+    """Notes under a LaTeX table for what its columns ``cols`` leave out (the common N, the route
+    of each best valid p-value); what they leave empty is :func:`empty_column_notes`."""
+    notes = []
+    if "n_obs" not in cols and common_n is not None:
+        notes.append(f"N = {common_n} observations in every test.")
+    if "best_route" not in cols:
+        routes = [r if isinstance(r, str) else "" for r in frame["best_route"]]
+        used = [r for r in dict.fromkeys(routes) if r]
+        if len(used) == 1 and all(routes):
+            notes.append(f"Best valid p-values from the {used[0]} route.")
+        elif used:
+            parts = []
+            for route in used:
+                rows = [str(i) for i, r in zip(names, routes, strict=True) if r == route]
+                parts.append(f"{route} for {', '.join(rows)}")
+            notes.append("Best valid p-values: " + ". ".join(parts) + ".")
+    return notes
+
+
 def row_numbers(n: int) -> list[str]:
     """Rows named by position ("row 1", ...) in notes under Markdown and HTML tables."""
     return [f"row {i}" for i in range(1, n + 1)]

@@ -40,7 +40,9 @@ from .formatting import (
     _latex_cell,
     _latex_header,
     _width_em,
+    column_notes,
     conditional_notes,
+    empty_column_notes,
     format_number,
     format_pvalue,
     latex_escape,
@@ -179,10 +181,10 @@ class RenderMixin:
             return []
         cols = self.columns_for(columns)
         if "note" in cols:
-            return []
+            return empty_column_notes(frame, cols, names)
         notes = frame["note"].tolist()
         out = conditional_notes(notes, names) if "pvalue_conditional" in cols else []
-        return out + withheld_notes(notes, names)
+        return out + withheld_notes(notes, names) + empty_column_notes(frame, cols, names)
 
     def _legend_notes(self, labels: list[str]) -> str:
         return "; ".join(f"H{i}: {latex_escape(lab)}" for i, lab in enumerate(labels, 1)) + "."
@@ -419,24 +421,8 @@ class CorrectedTable(RenderMixin):
         return None
 
     def _extra_notes(self, columns: Any, names: list[str]) -> list[str]:
-        """Notes for the compact set: the common N and the route of each best valid p-value."""
-        cols = self.columns_for(columns)
-        notes = []
-        n = self._common_n()
-        if "n_obs" not in cols and n is not None:
-            notes.append(f"N = {n} observations in every test.")
-        if "best_route" not in cols:
-            routes = [r if isinstance(r, str) else "" for r in self.frame["best_route"]]
-            used = [r for r in dict.fromkeys(routes) if r]
-            if len(used) == 1 and all(routes):
-                notes.append(f"Best valid p-values from the {used[0]} route.")
-            elif used:
-                parts = []
-                for route in used:
-                    rows = [str(i) for i, r in zip(names, routes, strict=True) if r == route]
-                    parts.append(f"{route} for {', '.join(rows)}")
-                notes.append("Best valid p-values: " + ". ".join(parts) + ".")
-        return notes
+        """Notes for what the column set leaves out (formatting.column_notes)."""
+        return column_notes(self.frame, self.columns_for(columns), names, self._common_n())
 
     def _display(self, columns: Any) -> pd.DataFrame:
         out = pd.DataFrame(index=self.frame.index)

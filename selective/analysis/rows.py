@@ -118,11 +118,13 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
         note = _row_note(corr, i, product_scope=product_scope, fallback=fallback, units=units)
         if tr is not None and tr.note:
             note = "; ".join(x for x in (note, tr.note) if x)
+        # the naive columns are the test's own output; a version used at the corrected level (an
+        # exact or permutation p-value) feeds the corrections only
+        own = tr.original if tr is not None and tr.original is not None else r
         rows.append({
-            "estimate": r.estimate, "ci_low": r.ci_naive[0], "ci_high": r.ci_naive[1],
-            "statistic": r.statistic, "df": r.df, "n_obs": getattr(r, "n_obs", math.nan),
-            # the test's own p-value; a version used at the corrected level feeds the corrections only
-            "pvalue_naive": tr.original.pvalue_naive if tr is not None and tr.original is not None else r.pvalue_naive,
+            "estimate": own.estimate, "ci_low": own.ci_naive[0], "ci_high": own.ci_naive[1],
+            "statistic": own.statistic, "df": own.df, "n_obs": getattr(own, "n_obs", math.nan),
+            "pvalue_naive": own.pvalue_naive,
             "pvalue_maxinfo": corr.pvalue_maxinfo[i], "pvalue_mutual_info": corr.pvalue_mutual_info[i],
             "pvalue_bonferroni": corr.pvalue_bonferroni[i], "pvalue_best": corr.pvalue_best[i],
             "best_route": corr.best_route[i], "pvalue_adjusted": math.nan,

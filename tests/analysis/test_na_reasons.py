@@ -10,7 +10,9 @@ withholding columns without a fallback.
 
 from __future__ import annotations
 
+import dataclasses
 import html
+import math
 import re
 
 import numpy as np
@@ -90,6 +92,14 @@ def test_the_naive_column_is_the_tests_own_p_value_and_the_corrections_use_the_p
         own = stats.ttest_ind(welch.loc[welch.arm == "a", column], welch.loc[welch.arm == "b", column],
                               equal_var=False).pvalue
         assert row.pvalue_naive == pytest.approx(own, rel=1e-9)
+        # the rest of the naive columns are the Welch test's own too (the permutation has no
+        # interval and no degrees of freedom)
+        a, b = welch.loc[welch.arm == "a", column], welch.loc[welch.arm == "b", column]
+        res = stats.ttest_ind(a, b, equal_var=False)
+        assert row.statistic == pytest.approx(res.statistic, rel=1e-9)
+        assert row.df == pytest.approx(res.df, rel=1e-9)
+        ci = res.confidence_interval(0.95)
+        assert (row.ci_low, row.ci_high) == (pytest.approx(ci.low, rel=1e-9), pytest.approx(ci.high, rel=1e-9))
     # Bonferroni over 12 is 12 x the permutation p-value, not 12 x the Welch one: the winner's
     # Welch p-value is far below the permutation's resolution 1 / (B + 1)
     first = _skewed_report(n_candidates=12).frame.iloc[0]
@@ -226,3 +236,52 @@ def test_a_failure_message_with_semicolons_stays_one_reason():
     md = t.to_markdown()
     assert ("its version for smaller levels failed on these data (the null fit did not converge, 3 of 40 strata are "
             "empty): corrected p-values that compare it with a smaller threshold are withheld (row 1)") in md
+
+
+def test_columns_left_empty_by_construction_are_explained(skewed_without_candidates):
+    # "all" shows p (adjusted) even without report(adjust=...): each rendering says why it is empty
+    t = skewed_without_candidates
+    sentence = 'p (adjusted) is empty: no adjustment was asked for (report(adjust="holm") or "fdr_bh").'
+    texts = {"markdown": t.to_markdown(columns="all"), "html": html.unescape(t.to_html(columns="all")),
+             "latex": t.to_latex(columns="all").replace("\\_", "_")}
+    for kind, text in texts.items():
+        assert text.count("p (adjusted) is empty") == 1, kind
+    assert sentence in texts["markdown"]
+    # the default sets leave the column out, and say nothing about it
+    assert "p (adjusted)" not in t.to_markdown()
+    # with an adjustment the column is filled and the sentence goes
+    d = _skewed_data()
+    cols = [c for c in d.columns if c != "arm"]
+    a = Analysis(d, alpha=0.05, rng=1, n_candidates=12)
+    screen = OrderedTopK(k=2, candidates=tuple(cols), score=lambda f: welch_t_scores(f, cols, "arm", _ARM))
+    a.preregister(screen)
+    for c in a.select(screen).value:
+        a.test(TwoSampleTTest(column=c, group="arm", levels=_ARM, usevar="unequal"))
+    adjusted = a.report(adjust="holm")
+    assert adjusted.frame["pvalue_adjusted"].notna().all()
+    assert "p (adjusted) is empty" not in adjusted.to_markdown(columns="all")
+
+
+def test_a_test_without_its_number_of_observations_is_named_under_n():
+    @dataclasses.dataclass(frozen=True)
+    class NoN:
+        hypothesis: str = "h"
+        pvalue_naive: float = 0.01
+        estimate: float = 1.0
+        ci_naive: tuple = (0.5, 1.5)
+        statistic: float = 2.0
+        df: float = math.nan
+        n_obs: float = math.nan
+
+    class Spec:
+        label = "user test"
+
+        def run(self, data):
+            return NoN()
+
+    a = Analysis(pd.DataFrame({"x": np.arange(20.0)}), rng=1, n_candidates=10)
+    a.preregister(DescriptionLength(10))
+    a.record(Selection(value=("x",), certificate=DescriptionLength(10), label="one of 10"))
+    a.test(Spec())
+    text = a.report().to_markdown(columns="all")
+    assert "N is empty where the test does not report its number of observations (row 1)." in text
