@@ -63,7 +63,9 @@ class Corrections:
 
 
 ADAPTIVE_NOTE = ("adaptive steps: each route is computed from what the steps turned out to be, so the best "
-                 "column pays for combining them (Bonferroni merge, Vovk and Wang 2020; docs/THEORY.md 3.2a)")
+                 "column pays for combining them (Bonferroni merge, Vovk and Wang 2020; docs/THEORY.md 3.2a); "
+                 "a step declared before the data are read (Analysis.preregister with the selector, before "
+                 "select) is not adaptive")
 
 
 def _adaptive_totals(totals: LedgerTotals) -> tuple[LedgerTotals, list[str]]:
@@ -81,7 +83,7 @@ def _adaptive_totals(totals: LedgerTotals) -> tuple[LedgerTotals, list[str]]:
     mi_reason = None
     if totals.mutual_info is not None:
         mi_reason = ("adaptive steps: the mutual-information routes need the expected, not the realized, "
-                     "counts (chain rule, docs/THEORY.md 4.4); declare the steps in advance")
+                     "counts (chain rule, docs/THEORY.md 4.4); declare the steps in advance (Analysis.preregister)")
     adapted = replace(totals, maxinfo=None, union=union, mutual_info=None, maxinfo_reason=None,
                       union_reason=union_reason, mutual_info_reason=mi_reason or totals.mutual_info_reason)
     return adapted, notes
