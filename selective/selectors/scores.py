@@ -37,6 +37,16 @@ def _check_unique(data: Any, cols: list) -> None:
         raise ValueError("`data` has more than one column with a label in `candidates`; column labels must be unique.")
 
 
+def _check_numeric(data: pd.DataFrame, cols: list, argument: str) -> None:
+    """Name the non-numeric columns among ``cols`` by label and dtype (never by a value: the
+    message is raised inside a selection, after the data were read)."""
+    bad = {c: str(data[c].dtype) for c in cols if data[c].dtype.kind not in "iufb"}
+    if bad:
+        listed = ", ".join(f"{c!r} ({t})" for c, t in bad.items())
+        raise TypeError(f"`{argument}` must name numeric columns; not numeric: {listed}. Convert them first, "
+                        "e.g. pd.to_numeric(data[col], errors='coerce') (and drop the missing values).")
+
+
 def _matrix(data: pd.DataFrame, candidates: Sequence[Any]) -> np.ndarray:
     cols = list(candidates)
     _check_unique(data, cols)
@@ -107,6 +117,7 @@ def candidate_scores(data: pd.DataFrame, candidates: Sequence[Any] | None = None
     y = None
     if target is not None:
         if isinstance(target, (str, int)) and not isinstance(target, bool) and target in data.columns:
+            _check_numeric(data, [target], "target")
             y = data[target].to_numpy(dtype=np.float64)
             default = [c for c in data.columns if c != target]
         else:
@@ -186,6 +197,7 @@ def welch_t_scores(data: Any, columns: list[str], group: str, levels: tuple[str,
         raise TypeError(f"`levels` must be a pair (tuple) of the two groups compared; got {levels!r}.")
     if is_dask_frame(data):
         return TwoGroupScores(tuple(columns), group, tuple(levels))(data).rename(None)
+    _check_numeric(data, columns, "columns")
     g = data[group]
     a = data.loc[g == levels[0], columns].to_numpy(dtype=float)
     b = data.loc[g == levels[1], columns].to_numpy(dtype=float)

@@ -69,6 +69,20 @@ class TestCandidateScores:
                                       f"{levels!r}, and one of them has fewer (a misspelt level has none).")
         assert np.isfinite(welch_t_scores(data, ["a"], "arm", ("treated", "control"))).all()
 
+    def test_a_text_column_is_named_with_its_type_and_no_value(self):
+        # a stray string in a numeric column made pandas quote it ("could not convert string to
+        # float: 'oops'"): the message is seen after the data were read, so it names label and type only
+        data = DATA.assign(arm=np.where(np.arange(len(DATA)) % 2 == 0, "t", "c"), b=DATA["b"].astype(object))
+        data.loc[3, "b"] = "oops"
+        with pytest.raises(TypeError) as err:
+            welch_t_scores(data, ["a", "b"], "arm", ("t", "c"))
+        assert str(err.value).startswith("`columns` must name numeric columns; not numeric: 'b' (object).")
+        assert "oops" not in str(err.value)
+        with pytest.raises(TypeError) as err:
+            candidate_scores(data, ["a"], target="b", kind="corr")
+        assert str(err.value).startswith("`target` must name numeric columns; not numeric: 'b' (object).")
+        assert "oops" not in str(err.value)
+
 
 class TestFiniteChoice:
     def test_certificate_and_validation(self):
