@@ -36,3 +36,17 @@ def mp_cdf(noise: str, b: float, x: float):
 def mp_sf(noise: str, b: float, x: float):
     """P(W > x), without cancellation in the upper tail (infinite x allowed)."""
     return _tail(noise, b, x, upper=True)
+
+
+def svt_segments(ev) -> list[tuple[list[int], bool]]:
+    """The segments of a Sparse Vector run: the queries up to and including each above-threshold
+    answer (True), and the unfinished last run of below-threshold answers (False)."""
+    segments, seg = [], []
+    for q, above in zip(ev.asked, ev.above, strict=True):
+        seg.append(q)
+        if above:
+            segments.append((seg, True))
+            seg = []
+    if seg:
+        segments.append((seg, False))
+    return segments

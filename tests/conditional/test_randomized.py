@@ -24,7 +24,7 @@ from selective.conditional.randomized import (
     ThresholdEvent,
     randomized_inference,
 )
-from tests.conditional.mp_noise import mp_cdf
+from tests.conditional.mp_noise import mp_cdf, svt_segments
 
 # ---------------------------------------------------------------- 20-digit references
 
@@ -108,16 +108,9 @@ def _quad_split(f, pts, reach):
 
 
 def _quad_pi_svt(s, ev):
-    out, seg, segments = 1.0, [], []
-    for q, a in zip(ev.asked, ev.above, strict=True):
-        seg.append(q)
-        if a:
-            segments.append((seg, True))
-            seg = []
-    if seg:
-        segments.append((seg, False))
+    out = 1.0
     bq, bt = ev.query_scale, ev.threshold_scale
-    for queries, ends in segments:
+    for queries, ends in svt_segments(ev):
         below = queries[:-1] if ends else queries
 
         def f(r, queries=queries, ends=ends, below=below):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from selective.conditional.randomized import NoisyTopKEvent, SparseVectorEvent
-from tests.conditional.mp_noise import mp_cdf, mp_sf
+from tests.conditional.mp_noise import mp_cdf, mp_sf, svt_segments
 
 
 def _mp_pdf(noise, b, x):
@@ -63,16 +63,9 @@ def _mp_log_pi_top_set(s, selected, noise, b):
 
 def _mp_log_pi_svt(s, ev):
     """log P(the Sparse Vector answers | s): per segment, an integral over the threshold noise."""
-    total, seg, segments = mp.mpf(0), [], []
-    for q, a in zip(ev.asked, ev.above, strict=True):
-        seg.append(q)
-        if a:
-            segments.append((seg, True))
-            seg = []
-    if seg:
-        segments.append((seg, False))
+    total = mp.mpf(0)
     b1, b2 = ev.threshold_scale, ev.query_scale
-    for queries, ends in segments:
+    for queries, ends in svt_segments(ev):
         below = queries[:-1] if ends else queries
 
         def f(r, queries=queries, ends=ends, below=below):
