@@ -273,6 +273,7 @@ for_each = 1
 column = "{selected}"
 group = "arm"
 levels = ["treatment", "control"]
+exchangeable = true
 
 [[test]]
 kind = "pearson"

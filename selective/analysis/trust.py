@@ -109,7 +109,8 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
                         f"trusted down to {t:.2g} only)")
                 out.append(TrustedResult(result=alt, replaced=True, trusted_level=t_alt, note=note, original=result))
                 continue
-        note = (f"{_method(result)} p-value trusted down to {t:.2g} only: corrected p-values that compare it with a "
-                "smaller threshold are withheld")
+        hint = getattr(spec, "version_hint", None)
+        note = (f"{_method(result)} p-value trusted down to {t:.2g} only{f' ({hint})' if hint else ''}: corrected "
+                "p-values that compare it with a smaller threshold are withheld")
         out.append(TrustedResult(result=result, trusted_level=t, note=note))
     return out

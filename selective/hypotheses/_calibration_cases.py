@@ -278,7 +278,8 @@ def _mean_cases() -> list[Case]:
 
     lognormal = lambda r, s: r.lognormal(size=s)  # noqa: E731
     normal = lambda r, s: r.standard_normal(s)  # noqa: E731
-    two_sample("welch-lognormal-20-180", TwoSampleTTest(column="y", group="g", usevar="unequal"),
+    # the same distribution in both arms: declared, so that run_at_level may permute the labels
+    two_sample("welch-lognormal-20-180", TwoSampleTTest(column="y", group="g", usevar="unequal", exchangeable=True),
                "same lognormal(0, 1) in both arms, n = 20 + 180", "skew, unbalanced arms", lognormal, lognormal,
                20, 180)
     two_sample("welch-normal-hetero", TwoSampleTTest(column="y", group="g", usevar="unequal"),

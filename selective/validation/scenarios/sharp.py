@@ -43,10 +43,12 @@ __all__ = ["SharpTopK"]
 
 
 def welch_test(column: str):
-    """Welch's t-test of ``column`` between arms "a" and "b" (the sharp scenarios' test)."""
+    """Welch's t-test of ``column`` between arms "a" and "b" (the sharp scenarios' test); the arms
+    have the same distribution under the null, declared (``exchangeable``) for the permutation
+    version."""
     from ...hypotheses import TwoSampleTTest
 
-    return TwoSampleTTest(column=column, group="arm", levels=("a", "b"), usevar="unequal")
+    return TwoSampleTTest(column=column, group="arm", levels=("a", "b"), usevar="unequal", exchangeable=True)
 
 
 def replicate_by_feature(scenario, rngs) -> Outcomes:

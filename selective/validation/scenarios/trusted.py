@@ -309,7 +309,7 @@ class WelchSkewed(_ThroughReport):
 
     ``n_features`` outcomes, each lognormal(0, 1) in both arms (same distribution: the label
     permutation is exact). Selection: largest ``|Welch t|``. Test:
-    :class:`~selective.hypotheses.TwoSampleTTest` with ``usevar="unequal"``; the report uses
+    :class:`~selective.hypotheses.TwoSampleTTest` with ``usevar="unequal", exchangeable=True``; the report uses
     the label-permutation p-value with :math:`B + 1 \ge 10/\gamma` resamples.
 
     Truth: global null (every outcome has the same distribution in both arms). With ``effects``,
@@ -353,7 +353,8 @@ class WelchSkewed(_ThroughReport):
     def spec(self, name):
         from ...hypotheses import TwoSampleTTest
 
-        return TwoSampleTTest(column=name, group="arm", levels=("a", "b"), usevar="unequal")
+        # the arms have the same distribution under the null: declared, so the permutation is used
+        return TwoSampleTTest(column=name, group="arm", levels=("a", "b"), usevar="unequal", exchangeable=True)
 
     def strata(self, frame):
         return frame["arm"].to_numpy()
