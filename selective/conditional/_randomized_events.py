@@ -25,7 +25,7 @@ _STEP = 5.0            # the most log f may change over one piece of a panel
 _MAX_PIECES = 64
 _WIDE = 2.0
 _PROBES = 17           # points per round of the searches; each round shrinks a bracket 8-fold or more
-_ROUNDS = 16           # at most (8^-16 = 4e-15 of the search range)
+_ROUNDS = 24           # at most (8^-24 = 2e-22 of the search range)
 _TOL = 0.02            # the mode search stops when its bracket is this many noise scales wide
 _WINDOW_ROUNDS = 2     # the window's ends need not be tight: the pieces follow the change of log f
 
@@ -91,6 +91,16 @@ def _indices(name: str, value: Any) -> tuple[int, ...]:
     return out
 
 
+def _finite_scores(s: Any) -> np.ndarray:
+    """The scores (G, m) as floats; the quadrature needs them finite (a score of +-inf makes a
+    selection certain or impossible, which the caller should decide, not the integral)."""
+    s = np.asarray(s, dtype=float)
+    if s.ndim != 2 or not np.isfinite(s).all():
+        raise ValueError(f"the scores must be a finite 2-d array (rows, candidates); got shape {s.shape} with "
+                         f"{int(np.size(s) - np.isfinite(s).sum())} non-finite value(s).")
+    return s
+
+
 def _finite(name: str, value: Any) -> float:
     try:
         v = float(value)
@@ -135,7 +145,8 @@ class NoisyTopKEvent:
             raise ValueError(f"`selected` {self.selected!r} must index the {m} candidates.")
 
     def log_prob(self, s: np.ndarray) -> np.ndarray:
-        """log P(event | noiseless scores ``s``), one value per row of ``s`` (G, m)."""
+        """log P(event | noiseless scores ``s``), one value per row of ``s`` (G, m, finite)."""
+        s = _finite_scores(s)
         S = np.asarray(self.selected)
         rest = np.ones(s.shape[1], bool)
         rest[S] = False
@@ -204,8 +215,8 @@ def _panel_log_integral(log_f, kinks: np.ndarray, scale: float, smooth: bool = F
     log values and must be concave in w (every integrand here is a product of log-concave noise
     densities, distribution and survival functions), ``kinks`` (G, q) are the points where it may
     not be smooth (used as panel ends unless ``smooth``), ``scale`` the largest noise scale in it,
-    ``kink_scale`` the scale over which it bends next to a kink, when smaller (pieces then also
-    end 1, 3, 8 and 20 of those from every kink).
+    ``kink_scale`` the smallest scale of its factors, when smaller (the mode is then located to a
+    fiftieth of it, and pieces also end 1, 3, 8 and 20 of those from every kink).
 
     Adaptive in the integrand, not in the noise scale: (1) a grid search for the mode over the
     kinks and 0 widened by 60 scales each side (beyond, every factor of the integrand moves the
@@ -219,6 +230,8 @@ def _panel_log_integral(log_f, kinks: np.ndarray, scale: float, smooth: bool = F
     others, small noise): docs/THEORY.md 3.12.
     """
     G = kinks.shape[0]
+    if G == 0:
+        return np.zeros(0)
     t = np.linspace(0.0, 1.0, _PROBES)
     lo = np.minimum(kinks.min(axis=1), 0.0) - _REACH * scale
     hi = np.maximum(kinks.max(axis=1), 0.0) + _REACH * scale
@@ -227,7 +240,7 @@ def _panel_log_integral(log_f, kinks: np.ndarray, scale: float, smooth: bool = F
     a, c = lo, hi
     rows = np.arange(G)
     for _ in range(_ROUNDS):
-        if np.all(c - a <= _TOL * scale):
+        if np.all(c - a <= _TOL * min(scale, kink_scale or scale)):
             break
         w = a[:, None] + (c - a)[:, None] * t
         v = log_f(w[:, None, :])[:, 0, :]
@@ -367,6 +380,7 @@ class SparseVectorEvent:
             raise ValueError(f"`asked` {self.asked!r} must index the {m} candidates.")
 
     def log_prob(self, s: np.ndarray) -> np.ndarray:
+        s = _finite_scores(s)
         total = np.zeros(s.shape[0])
         seg: list[int] = []
         for q, a in zip(self.asked, self.above, strict=True):
@@ -391,7 +405,7 @@ class SparseVectorEvent:
                 out = out + _logsf("laplace", b2, (t - s[:, queries[-1]])[:, None, None] + r)
             return out
         kinks = np.column_stack([np.zeros(s.shape[0])] + [s[:, q] - t for q in queries])
-        return _panel_log_integral(log_f, kinks, max(b1, b2), kink_scale=b2)
+        return _panel_log_integral(log_f, kinks, max(b1, b2), kink_scale=min(b1, b2))
 
 
 @dataclass(frozen=True)

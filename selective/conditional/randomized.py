@@ -335,7 +335,7 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
     Gaussian report noisy max / top-k and Sparse Vector (against adaptive quadrature), whose
     selection probabilities are within 1e-8 of 20-digit quadrature in log pi, also with many
     tied candidates, a selected score 60 scales below the others, and query noise from 1/100 to
-    20 times the threshold noise (docs/THEORY.md 3.12). Known weaker case (an adversarial
+    10^6 times the threshold noise (docs/THEORY.md 3.12). Known weaker case (an adversarial
     review): Gumbel top-k with k > 12 where the selection is likely (quadrature only: about 3e-3
     in log pi). An interval end beyond the tabulated range (20 sd) is widened to the range's
     edge or to infinity. The target must be chosen from what the selection releases (a member

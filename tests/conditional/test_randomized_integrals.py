@@ -82,6 +82,7 @@ def _mp_log_pi_svt(s, ev):
 @pytest.mark.parametrize(("m", "k"), [(2, 1), (60, 1), (50, 5), (200, 3)])
 @pytest.mark.parametrize("scale", [0.1, 3.0])
 def test_tied_candidates_give_one_over_the_number_of_sets(noise, m, k, scale):
+    assert NoisyTopKEvent((0,), noise, scale).log_prob(np.zeros((0, m))).shape == (0,)   # no rows: none
     # every score equal: by symmetry each k-set is the top one with probability 1 / C(m, k). The
     # integrand is then narrow against the noise scale (its width shrinks with m): with fixed
     # panels four scales wide the Gaussian m = 50, k = 5 value was 17% low.
@@ -116,6 +117,7 @@ SVT = [
     ("query_noise_a_twentieth", 1.0 / 20),
     ("query_noise_a_hundredth", 1.0 / 100),
     ("query_noise_twenty_times", 20.0),
+    ("query_noise_a_million_times", 1e6),   # the threshold noise is a spike: it was off by 2 in log pi
 ]
 
 
@@ -128,3 +130,11 @@ def test_sparse_vector_probability_agrees_with_20_digit_quadrature(name, query_s
     mp.mp.dps = 20
     ref = float(_mp_log_pi_svt(s, ev))
     assert ev.log_prob(s[None, :])[0] == pytest.approx(ref, abs=1e-8), ref
+
+
+def test_non_finite_scores_are_refused():
+    # a score of -inf can never win and +inf always does: the caller decides, not the quadrature
+    for ev in (NoisyTopKEvent((0,), "laplace", 1.0), SparseVectorEvent((0, 1), (False, True), 0.0, 1.0, 2.0)):
+        for bad in (-np.inf, np.inf, np.nan):
+            with pytest.raises(ValueError, match=r"the scores must be a finite 2-d array .* 1 non-finite value"):
+                ev.log_prob(np.array([[0.5, bad, 1.0]]))
