@@ -330,7 +330,8 @@ def empty_column_notes(frame: pd.DataFrame, cols: tuple, names: list[str]) -> li
     without an adjustment, N of a test that does not report it (``names``: the rows as shown)."""
     notes = []
     if "pvalue_adjusted" in cols and frame["pvalue_adjusted"].isna().all():
-        notes.append('p (adjusted) is empty: no adjustment was asked for (report(adjust="holm") or "fdr_bh").')
+        notes.append("p (adjusted) is empty: no multiple-testing adjustment was asked for (report(adjust=...), "
+                     "e.g. Holm's).")
     if "n_obs" in cols and frame["n_obs"].isna().any():
         rows = [str(i) for i, v in zip(names, frame["n_obs"], strict=True) if pd.isna(v)]
         notes.append(f"N is empty where the test does not report its number of observations ({', '.join(rows)}).")
@@ -362,15 +363,21 @@ def row_numbers(n: int) -> list[str]:
     return [f"row {i}" for i in range(1, n + 1)]
 
 
-def mark_text_cells(table_html: str, is_text: list[bool]) -> str:
+def mark_text_cells(table_html: str, is_text: list[bool], min_em: list[float] | None = None) -> str:
     """pandas' HTML table with ``class="text"`` on the cells of text columns (labels, routes), body
     and header, so that a style sheet can let them wrap and align them left while numbers stay on
-    one line, aligned right."""
+    one line, aligned right. ``min_em`` (per column, 0 for none) gives a column of long text an
+    inline minimum width, so that it wraps into lines of words, not one word per line, also where
+    no style sheet is loaded (a notebook)."""
+    def attrs(text_col: bool, em: float) -> str:
+        out = ' class="text"' if text_col else ""
+        return out + (f' style="min-width: {em:g}em; white-space: normal"' if em else "")
+
     def marked(tag: str):
         def row(match: re.Match) -> str:
-            cells = iter(is_text)
-            return re.sub(f"<{tag}>", lambda m: f'<{tag} class="text">' if next(cells, False) else f"<{tag}>",
-                          match.group(0))
+            cells = iter(zip(is_text, min_em if min_em is not None else [0.0] * len(is_text), strict=True))
+            # cells beyond the list (none in pandas' tables) are left unmarked
+            return re.sub(f"<{tag}>", lambda m: f"<{tag}{attrs(*next(cells, (False, 0.0)))}>", match.group(0))
         return row
 
     head, sep, body = table_html.partition("<tbody>")

@@ -127,6 +127,7 @@ LATEX_PACKAGES = (
 )
 
 FIT_CHOICES = (None, "resize", "landscape")
+_NOTE_SHARE = 0.3   # the width of the note column in LaTeX, as a share of the line
 LABEL_CHOICES = ("auto", "wrap", "legend")
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
     if value not in allowed:
@@ -254,8 +255,11 @@ class RenderMixin:
             aligns.append("r" if numeric else "l")
             values[_latex_header(c, aligns[-1])] = [_latex_cell(v) for v in d[c]]
         em = _SIZES_PT.get(font_size or "normalsize", 10)
-        others = sum(max(_width_em(x) for x in [h, *cells]) * em + 6 for h, cells in values.items())
         page = text_width * (1.45 if fit == "landscape" else 1.0)
+        # the note column (long sentences) wraps in a paragraph column of a fixed share of the line
+        is_note = [c == _HEADERS["note"] for c in d.columns]
+        others = sum(_NOTE_SHARE * page if note else max(_width_em(x) for x in [h, *cells]) * em + 6
+                     for note, (h, cells) in zip(is_note, values.items(), strict=True))
         shrink = fit is not None
         if labels == "auto":
             labels = "wrap" if fit is not None or others <= 0.7 * page else "legend"
@@ -275,7 +279,8 @@ class RenderMixin:
             first_spec = wrap + f"p{{{label_width}}}"
         else:
             first_spec = wrap + "X"
-        spec = "@{}" + first_spec + "".join(aligns) + "@{}"
+        spec = "@{}" + first_spec + "".join(wrap + f"p{{{_NOTE_SHARE:g}\\linewidth}}" if note else a
+                                             for note, a in zip(is_note, aligns, strict=True)) + "@{}"
         tabular = body.style.hide(axis="index").to_latex(column_format=spec, hrules=True).strip()
         if first_spec.endswith("X"):
             tabular = tabular.replace(r"\begin{tabular}{", r"\begin{tabularx}{\linewidth}{", 1)
@@ -328,7 +333,8 @@ class RenderMixin:
         cols = self._resolve("html", columns)
         d = self._display(cols).reset_index()
         text = mark_text_cells(d.to_html(escape=True, index=False, border=0, classes="selective-table", na_rep=""),
-                               [not all(_NUMERIC_CELL.match(str(v).strip()) for v in d[c]) for c in d.columns])
+                               [not all(_NUMERIC_CELL.match(str(v).strip()) for v in d[c]) for c in d.columns],
+                               [24.0 if c == _HEADERS["note"] else 0.0 for c in d.columns])
         text = f'<div class="selective-table-wrap" style="overflow-x: auto">\n{text}\n</div>'  # the notes stay in view
         for note in self._conditional_notes(cols, row_numbers(len(getattr(self, "frame", ())))):
             text += f"\n<p class=\"selective-note\">{html.escape(note)}</p>"

@@ -242,7 +242,7 @@ def test_a_failure_message_with_semicolons_stays_one_reason():
 def test_columns_left_empty_by_construction_are_explained(skewed_without_candidates):
     # "all" shows p (adjusted) even without report(adjust=...): each rendering says why it is empty
     t = skewed_without_candidates
-    sentence = 'p (adjusted) is empty: no adjustment was asked for (report(adjust="holm") or "fdr_bh").'
+    sentence = "p (adjusted) is empty: no multiple-testing adjustment was asked for (report(adjust=...), e.g. Holm's)."
     texts = {"markdown": t.to_markdown(columns="all"), "html": html.unescape(t.to_html(columns="all")),
              "latex": t.to_latex(columns="all").replace("\\_", "_")}
     for kind, text in texts.items():
@@ -301,3 +301,17 @@ def test_welch_without_the_exchangeable_declaration_says_how_to_get_the_permutat
     for kind, text in _texts(t).items():
         assert "the label-permutation version needs exchangeable=True" in text, kind
         assert "Permutation p-value used" not in text, kind
+
+
+def test_the_note_column_wraps_into_lines_of_words(skewed_without_candidates):
+    # HTML: without a style sheet (a notebook) the long note column was squeezed to one word per
+    # line, each row a page tall; LaTeX: an "l" column as wide as its longest sentence shrank the
+    # whole table to unreadable print
+    t = skewed_without_candidates
+    page = t.to_html(columns="all")
+    n_rows = len(t.frame)
+    assert page.count('style="min-width: 24em; white-space: normal"') == n_rows + 1   # header and cells
+    assert "min-width" not in t.to_html()   # the default set has no note column
+    tex = t.to_latex(columns="all", fit="landscape")
+    spec = re.search(r"\\begin\{tabular\}\{(.*)\}\n", tex).group(1)
+    assert spec.endswith(r"r>{\raggedright\arraybackslash}p{0.3\linewidth}@{}")   # the note, last, wraps
