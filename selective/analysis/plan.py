@@ -32,6 +32,9 @@ A plan makes an analysis declarative, so that ``selective analyze`` can run it a
     # conditional = true    # add the p-value conditional on step 1's selection
     group = "arm"
     levels = ["treatment", "control"]
+    # exchangeable = true   # the arms have the same distribution under the null (a randomised
+                            # treatment with no effect at all): Welch's test may then use the
+                            # label permutation where its own p-value is not trusted
 
 Every key is checked: an unknown key (for the selector and score at hand, or for the test
 kind), a value of the wrong type (a string where a boolean is expected, a date, a non-finite
