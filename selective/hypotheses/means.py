@@ -226,6 +226,24 @@ def _permutation_two_sample(
     return with_pvalue(result, pvalue=pvalue, method=method, pvalue_method="permutation")
 
 
+def _check_two_sample(spec: Any) -> None:
+    check_column_name("column", spec.column)
+    check_column_name("group", spec.group)
+    check_levels(spec.levels)
+    check_choice("usevar", spec.usevar, USEVAR)
+    check_value("value", spec.value)
+    if not isinstance(spec.exchangeable, (bool, np.bool_)):
+        raise TypeError(f"`exchangeable` must be True or False; got {spec.exchangeable!r}.")
+
+
+def _two_sample_hint(spec: Any) -> str | None:
+    """How to get a version trusted at smaller levels, when the spec as declared has none."""
+    if spec.usevar == "unequal" and not spec.exchangeable:
+        return ("the label-permutation version needs exchangeable=True: the same distribution in both groups "
+                "under the null, not only equal means")
+    return None
+
+
 def _two_sample_describe(spec: Any, test: str) -> str:
     if spec.levels is None:
         null = f"mean({spec.column}) difference between the two {spec.group} groups (sorted) = {fmt(spec.value)}"
@@ -347,21 +365,9 @@ class TwoSampleTTest(TestSpec):
     exchangeable: bool = False
 
     def _check(self) -> None:
-        check_column_name("column", self.column)
-        check_column_name("group", self.group)
-        check_levels(self.levels)
-        check_choice("usevar", self.usevar, USEVAR)
-        check_value("value", self.value)
-        if not isinstance(self.exchangeable, (bool, np.bool_)):
-            raise TypeError(f"`exchangeable` must be True or False; got {self.exchangeable!r}.")
+        _check_two_sample(self)
 
-    @property
-    def version_hint(self) -> str | None:
-        """How to get a version trusted at smaller levels, when the spec as declared has none."""
-        if self.usevar == "unequal" and not self.exchangeable:
-            return ("the label-permutation version needs exchangeable=True: the same distribution in both groups "
-                    "under the null, not only equal means")
-        return None
+    version_hint = property(_two_sample_hint)
 
     def _describe(self) -> str:
         return _two_sample_describe(self, "Student t-test" if self.usevar == "pooled" else "Welch t-test")
@@ -445,21 +451,9 @@ class TwoSampleZTest(TestSpec):
     exchangeable: bool = False
 
     def _check(self) -> None:
-        check_column_name("column", self.column)
-        check_column_name("group", self.group)
-        check_levels(self.levels)
-        check_choice("usevar", self.usevar, USEVAR)
-        check_value("value", self.value)
-        if not isinstance(self.exchangeable, (bool, np.bool_)):
-            raise TypeError(f"`exchangeable` must be True or False; got {self.exchangeable!r}.")
+        _check_two_sample(self)
 
-    @property
-    def version_hint(self) -> str | None:
-        """How to get a version trusted at smaller levels, when the spec as declared has none."""
-        if self.usevar == "unequal" and not self.exchangeable:
-            return ("the label-permutation version needs exchangeable=True: the same distribution in both groups "
-                    "under the null, not only equal means")
-        return None
+    version_hint = property(_two_sample_hint)
 
     def _describe(self) -> str:
         return _two_sample_describe(self, f"z-test, {self.usevar} variances")

@@ -38,19 +38,19 @@ def _skewed_data():
     return d
 
 
-def _skewed_report(*, n_candidates):
+def _skewed_report(*, n_candidates, exchangeable=True, adjust=None):
     """Top-2 of 12 lognormal outcomes by |Welch t|, arms of 15 and 90 rows, a large effect in
     outcome 0: the Welch p-values are not trusted at the corrected level, the report reruns them
-    as label permutations (declared exchangeable: the arms have the same distribution but for
-    outcome 0's shift)."""
+    as label permutations when the arms are declared exchangeable (they have the same
+    distribution but for outcome 0's shift)."""
     d = _skewed_data()
     cols = [c for c in d.columns if c != "arm"]
     a = Analysis(d, alpha=0.05, rng=1, n_candidates=n_candidates)
     screen = OrderedTopK(k=2, candidates=tuple(cols), score=lambda f: welch_t_scores(f, cols, "arm", _ARM))
     a.preregister(screen)
     for c in a.select(screen).value:
-        a.test(TwoSampleTTest(column=c, group="arm", levels=_ARM, usevar="unequal", exchangeable=True))
-    return a.report()
+        a.test(TwoSampleTTest(column=c, group="arm", levels=_ARM, usevar="unequal", exchangeable=exchangeable))
+    return a.report(adjust=adjust)
 
 
 def _texts(table):
@@ -251,14 +251,7 @@ def test_columns_left_empty_by_construction_are_explained(skewed_without_candida
     # the default sets leave the column out, and say nothing about it
     assert "p (adjusted)" not in t.to_markdown()
     # with an adjustment the column is filled and the sentence goes
-    d = _skewed_data()
-    cols = [c for c in d.columns if c != "arm"]
-    a = Analysis(d, alpha=0.05, rng=1, n_candidates=12)
-    screen = OrderedTopK(k=2, candidates=tuple(cols), score=lambda f: welch_t_scores(f, cols, "arm", _ARM))
-    a.preregister(screen)
-    for c in a.select(screen).value:
-        a.test(TwoSampleTTest(column=c, group="arm", levels=_ARM, usevar="unequal", exchangeable=True))
-    adjusted = a.report(adjust="holm")
+    adjusted = _skewed_report(n_candidates=12, adjust="holm")
     assert adjusted.frame["pvalue_adjusted"].notna().all()
     assert "p (adjusted) is empty" not in adjusted.to_markdown(columns="all")
 
@@ -289,14 +282,7 @@ def test_a_test_without_its_number_of_observations_is_named_under_n():
 
 
 def test_welch_without_the_exchangeable_declaration_says_how_to_get_the_permutation():
-    d = _skewed_data()
-    cols = [c for c in d.columns if c != "arm"]
-    a = Analysis(d, alpha=0.05, rng=1, n_candidates=12)
-    screen = OrderedTopK(k=2, candidates=tuple(cols), score=lambda f: welch_t_scores(f, cols, "arm", _ARM))
-    a.preregister(screen)
-    for c in a.select(screen).value:
-        a.test(TwoSampleTTest(column=c, group="arm", levels=_ARM, usevar="unequal"))
-    t = a.report()
+    t = _skewed_report(n_candidates=12, exchangeable=False)
     assert t.frame["pvalue_bonferroni"].isna().all()   # not trusted at 0.05 / 12, and no version
     for kind, text in _texts(t).items():
         assert "the label-permutation version needs exchangeable=True" in text, kind
