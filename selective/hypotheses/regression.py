@@ -215,7 +215,8 @@ class CoefficientTest(TestSpec):
     outcome within strata of rows with identical nuisance columns (all rows when the only
     other term is the intercept) and refers the standardised efficient score to that
     permutation law (sequential Monte Carlo, Besag and Clifford): exact whenever outcomes with the same
-    nuisance values are exchangeable under the null, overdispersion included. With a
+    nuisance values are exchangeable under the null (their whole law, dispersion included, free of the
+    tested columns: a dispersion or error variance that varies with them breaks it, docs/THEORY.md 7.1). With a
     continuous nuisance covariate no exact version exists (residual permutation schemes
     such as Freedman and Lane's are only asymptotically valid), and the ordinary result is
     returned: withhold it.
@@ -467,9 +468,9 @@ def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level
     coefficients under the null fit, over permutations of the outcome within strata of
     identical nuisance rows.
 
-    Under H0 (tested coefficients zero, independent rows) an outcome depends on its row only
-    through the nuisance columns, so outcomes of rows with the same nuisance values are
-    exchangeable whatever their law (overdispersion included). The null fit depends on the
+    Under H0 (tested coefficients zero, independent rows, and an outcome law that depends on its
+    row only through the nuisance columns: a common dispersion) outcomes of rows with the same
+    nuisance values are exchangeable whatever that law. The null fit depends on the
     outcomes only through their stratum totals (canonical link), which the permutations keep,
     so the score :math:`U = \\tilde X^\\top (y_\\pi - \\hat\\mu_0)` is linear in the permuted
     outcomes. Returns None when fewer than half of the rows share their nuisance values with
