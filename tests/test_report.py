@@ -369,6 +369,15 @@ def test_pvalue_plot_marks_corrections_that_rest_on_a_permutation_p_value(plt):
     assert not any("permutation" in c.get_label() for c in plain.collections)
 
 
+def test_pvalue_plot_says_which_corrected_p_values_are_withheld(plt):
+    # a withheld cell was simply missing: a reviewer could not tell it from a plotting error
+    table = synthetic_table(["a", "b", "c"], [1e-4, 0.01, 0.4], [2e-3, np.nan, 1.0])
+    ax = table.plot()
+    marks = [t for t in ax.texts if t.get_text().strip() == "corrected: withheld"]
+    assert len(marks) == 1 and marks[0].get_position()[1] == 1   # row b only
+    assert not [t for t in synthetic_table(["a"], [1e-4], [2e-3]).plot().texts if "withheld" in t.get_text()]
+
+
 def test_pvalue_plot_keeps_long_hypothesis_labels_inside_the_figure(plt):
     long = "mean(marker03 | arm='treatment') - mean(marker03 | arm='control') = 0 (Welch t-test)"
     table = synthetic_table([long, long.replace("03", "06")], [0.14, 0.057], [1.0, 0.7])

@@ -28,7 +28,8 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
     its own marker (a withheld cell is not drawn). Where an exact or permutation version of the
     test was used at the corrected level (the trust rule), the corrected p-value rests on it, not
     on the naive one drawn beside it: its square is hollow, with its own legend entry, so that a
-    gap wider than the correction's factor is not read as an error.
+    gap wider than the correction's factor is not read as an error. A row whose best corrected
+    p-value is withheld says so at its right end.
 
     The axis starts at ``xmin`` (default: the smallest p-value shown, but never below
     ``alpha * 1e-4``), so that the region around alpha stays readable; p-values below it
@@ -97,6 +98,11 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
         if out.any():
             below.append(ax.scatter(np.full(out.sum(), xmin), y[out] + shift, marker="<", s=60, zorder=3,
                                     clip_on=False, **style))
+    # a withheld corrected p-value is said so at the row's right end (the reason is under the table)
+    for yi, b in zip(y, best, strict=True):
+        if not np.isfinite(b):
+            ax.text(1.0, yi, " corrected: withheld", va="center", ha="left", fontsize="small", color="0.35",
+                    clip_on=False)
     ax.axvline(table.alpha, color="C3", linestyle="--", label=f"alpha = {table.alpha:g}")
     if below:
         ax.scatter([], [], marker="<", color="0.3", label=f"p < {xmin:.0e} (at the edge)")

@@ -306,21 +306,35 @@ def withheld_notes(notes: Any, names: list[str]) -> list[str]:
     are left to :func:`conditional_notes`."""
     reasons: dict[str, list[str]] = {}
     replacements: dict[str, list[str]] = {}
+    levels: dict[tuple[str, str], list[str]] = {}
     for name, note in zip(names, notes, strict=True):
         if not isinstance(note, str):
             continue
         for part in note.split("; "):
-            replaced = _REPLACED.fullmatch(part.strip().rstrip("."))
+            text = part.strip().rstrip(".")
+            replaced = _REPLACED.fullmatch(text)
+            levelled = _LEVELLED.fullmatch(text)
             if replaced:  # one sentence per version used, with each row's trusted level
                 key = f"{replaced['used']} (the {replaced['old']} p-value is trusted down to"
                 replacements.setdefault(key, []).append(f"{replaced['level']} in {name}")
+            elif levelled and "withheld" in text:  # one sentence per reason, each row with its level
+                levels.setdefault((levelled["head"], levelled["tail"]), []).append(f"{levelled['level']} in {name}")
             elif "withheld" in part and not part.startswith(("conditional", "hybrid")):
-                reasons.setdefault(part.strip().rstrip("."), []).append(name)
+                reasons.setdefault(text, []).append(name)
     out = [f"{k[0].upper()}{k[1:]} {', '.join(rows)} only); the corrected columns rest on it, the naive column "
            "shows the test's own p-value." for k, rows in replacements.items()]
+    for (head, tail), rows in levels.items():
+        if len(rows) == 1:   # as the note says it, with the row after it
+            level, row = rows[0].split(" in ", 1)
+            out.append(f"{head[0].upper()}{head[1:]}{level} only{tail} ({row}).")
+        else:
+            out.append(f"{head[0].upper()}{head[1:]}{', '.join(rows)} only{tail}.")
     return out + [f"{r[0].upper()}{r[1:]} ({', '.join(rows)})." for r, rows in reasons.items()]
 
 
+#: a reason that names the row's own trusted level ("... trusted down to 0.65 only, ..."): rows that
+#: share the rest of it share one sentence
+_LEVELLED = re.compile(r"(?P<head>.+ trusted down to (?:miscoverage )?)(?P<level>\S+) only(?P<tail>.*)")
 _REPLACED = re.compile(r"(?P<used>.+ p-value used at the corrected level) "
                        r"\(the (?P<old>.+) p-value is trusted down to (?P<level>\S+) only\)")
 
