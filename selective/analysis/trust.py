@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 from statsmodels.tools.sm_exceptions import PerfectSeparationError
 
+from ..hypotheses._trust_model import VARIANCE_CHECK_MARK
+
 __all__ = ["TrustedResult", "trusted_level", "results_at_level"]
 
 
@@ -53,6 +55,14 @@ def trusted_level(result: Any) -> float:
 def _clause(err: Exception) -> str:
     """An error message as one clause of a note (notes join their parts with "; ")."""
     return " ".join(str(err).replace("; ", ", ").split())[:160]
+
+
+def _variance_check(result: Any) -> str:
+    """The note of a failed variance check that the test's method ends with ("" when none), as one
+    clause (docs/THEORY.md 7.1: the model's variance along the tested column)."""
+    method = str(getattr(result, "method", ""))
+    at = method.find(VARIANCE_CHECK_MARK)
+    return " ".join(method[at:].replace("; ", ", ").split()) if at >= 0 else ""
 
 
 def _method(result: Any) -> str:
@@ -109,8 +119,9 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
                         f"trusted down to {t:.2g} only)")
                 out.append(TrustedResult(result=alt, replaced=True, trusted_level=t_alt, note=note, original=result))
                 continue
-        hint = getattr(spec, "version_hint", None)
-        note = (f"{_method(result)} p-value trusted down to {t:.2g} only{f' ({hint})' if hint else ''}: corrected "
+        hint = getattr(spec, "version_hint", None) or _variance_check(result)
+        trust = "trusted at no level below 1" if t >= 1 else f"trusted down to {t:.2g} only"
+        note = (f"{_method(result)} p-value {trust}{f' ({hint})' if hint else ''}: corrected "
                 "p-values that compare it with a smaller threshold are withheld")
         out.append(TrustedResult(result=result, trusted_level=t, note=note))
     return out

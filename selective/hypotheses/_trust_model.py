@@ -56,11 +56,12 @@ Two rules:
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
 
-from . import _trust
+from . import _resample, _trust
 
 __all__ = [
     "moment_bounds",
@@ -223,3 +224,234 @@ def grid_steps(values: np.ndarray) -> np.ndarray | float:
                      axis=-1)
     out = np.where(np.isfinite(step) & on_grid, step, 0.0)
     return float(out) if np.ndim(out) == 0 else out
+
+
+# --------------------------------------------------------------------------------------------
+# Variance checks: the model's variance along the tested column
+# --------------------------------------------------------------------------------------------
+
+#: one-sided level of the variance checks
+VARIANCE_CHECK_LEVEL = 0.01
+#: the normal quantile 1 - VARIANCE_CHECK_LEVEL (the Poisson check, and the others beyond PERMUTED_CHECK_MAX_N)
+VARIANCE_CHECK_Z = 2.3263478740408408
+#: permutations of the studentised Breusch-Pagan check (it fires when at most 4 are as large)
+CHECK_PERMUTATIONS = 499
+#: the largest number of rows whose check is calibrated by permutation (beyond it: the normal law)
+PERMUTED_CHECK_MAX_N = 20_000
+#: the words that open the note of a failed check (the report quotes the note from the method)
+VARIANCE_CHECK_MARK = "variance check failed"
+
+
+def _centred(values: np.ndarray, strata: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """``values`` minus their stratum means, and the number of strata."""
+    if strata is None:
+        return values - values.mean(), 1
+    counts = np.bincount(strata)
+    means = np.bincount(strata, weights=values) / np.where(counts > 0, counts, 1)
+    return values - means[strata], int(np.count_nonzero(counts))
+
+
+def koenker_z(weights: np.ndarray, squares: np.ndarray, strata: np.ndarray | None = None) -> float:
+    r"""Signed studentised Breusch-Pagan statistic (Koenker 1981) of ``squares`` on ``weights``.
+
+    :math:`z = \sum_i \tilde w_i \tilde s_i / \sqrt{\sum_i \tilde w_i^2 \cdot \sum_i \tilde s_i^2 / (n - g)}`
+    with :math:`\tilde w, \tilde s` centred within the ``g`` strata (one when ``strata`` is
+    None): :math:`\sqrt{n - g}` times the correlation of the squares with the weights, whose square
+    is (n - 1)/n times Koenker's LM statistic with the one regressor ``weights`` (statsmodels'
+    ``het_breuschpagan(..., robust=True)``). With ``weights`` the squared residualised tested
+    column :math:`a_i^2` and ``squares`` the squared residuals,
+    :math:`\sum a_i^2 e_i^2 - \hat\sigma^2\sum a_i^2` is the sandwich variance of the coefficient
+    minus the model's, so a large positive z says that the model's variance understates the
+    coefficient's (the direction that makes its test anti-conservative). 0 when either is constant.
+    """
+    w, g = _centred(np.asarray(weights, dtype=float), strata)
+    s, _ = _centred(np.asarray(squares, dtype=float), strata)
+    dof = len(s) - g
+    den = float(np.sum(w * w)) * float(np.sum(s * s)) / max(dof, 1)
+    return float(np.sum(w * s) / math.sqrt(den)) if den > 0 and dof > 0 else 0.0
+
+
+def koenker_fires(weights: np.ndarray, squares: np.ndarray, strata: np.ndarray | None = None) -> tuple[bool, str]:
+    r"""Whether the squares grow with the weights at :data:`VARIANCE_CHECK_LEVEL`, and how it was judged.
+
+    The statistic :math:`T = \sum_i \tilde w_i s_i` (:func:`koenker_z`'s numerator) is referred to
+    its law over :data:`CHECK_PERMUTATIONS` permutations of the squares within strata (exact when
+    they are exchangeable within strata: no trend, whatever their law; the seed is fixed by the
+    data, so a table is the same at every call), or, beyond :data:`PERMUTED_CHECK_MAX_N` rows, z
+    to the normal law.
+    """
+    w = np.asarray(weights, dtype=float)
+    sq = np.asarray(squares, dtype=float)
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(sq))):
+        return False, ""
+    n = len(sq)
+    if n > PERMUTED_CHECK_MAX_N:
+        z = koenker_z(w, sq, strata)
+        return z > VARIANCE_CHECK_Z, f"z = {z:.2f} > {VARIANCE_CHECK_Z:.2f}"
+    wc, _ = _centred(w, strata)
+    if not np.any(wc != 0.0):
+        return False, ""
+    observed = float(wc @ sq)
+    digest = hashlib.sha256(w.tobytes() + b"|" + sq.tobytes()).digest()
+    gen = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+    codes = np.zeros(n, dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
+    count, done, chunk = 0, 0, max(1, min(CHECK_PERMUTATIONS, 2_000_000 // max(n, 1)))
+    while done < CHECK_PERMUTATIONS:
+        size = min(chunk, CHECK_PERMUTATIONS - done)
+        stats = sq[_resample.stratified_permutations(gen, codes, size)] @ wc
+        count += int(np.sum(stats >= observed * (1.0 - 1e-12) - 1e-300))
+        done += size
+    pvalue = (1 + count) / (1 + CHECK_PERMUTATIONS)
+    return pvalue <= VARIANCE_CHECK_LEVEL, f"permutation p = {pvalue:.2g} <= {VARIANCE_CHECK_LEVEL:g}"
+
+
+def poisson_dispersion_z(column: np.ndarray, y: np.ndarray, mu: np.ndarray) -> float:
+    r"""Signed check of the Poisson variance along a tested column.
+
+    With :math:`w_i = \tilde x_i^2 \mu_i` (``column`` the tested column residualised in the
+    Fisher-information metric: :math:`w_i` is row i's share of the information) and Pearson
+    residuals :math:`r_i = (y_i - \mu_i)/\sqrt{\mu_i}`, :math:`\sum_i w_i r_i^2 / \sum_i w_i` is
+    the sandwich variance of the coefficient over the model's. Under the Poisson model
+    :math:`E r_i^2 = 1` and :math:`\mathrm{Var}\, r_i^2 = 2 + 1/\mu_i`, so
+    :math:`z = \sum_i w_i (r_i^2 - 1) / \sqrt{\sum_i w_i^2 (2 + 1/\mu_i)}` is approximately standard
+    normal; overdispersion, common or growing with the column, makes it large.
+    """
+    mu = np.asarray(mu, dtype=float)
+    w = np.asarray(column, dtype=float) ** 2 * mu
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2 = (np.asarray(y, dtype=float) - mu) ** 2 / mu
+        den = float(np.sum(w * w * (2.0 + 1.0 / mu)))
+    if not (np.all(np.isfinite(r2)) and np.isfinite(den) and den > 0):
+        return 0.0
+    return float(np.sum(w * (r2 - 1.0)) / math.sqrt(den))
+
+
+def residualised(exog: np.ndarray, j: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Column ``j`` of ``exog`` minus its (weighted) least-squares projection on the other columns."""
+    others = [c for c in range(exog.shape[1]) if c != j]
+    a = exog[:, j].astype(float)
+    if others:
+        z = exog[:, others]
+        zw = z if weights is None else z * weights[:, None]
+        coef, *_ = np.linalg.lstsq(z.T @ zw, zw.T @ a, rcond=None)
+        a = a - z @ coef
+    return a
+
+
+def nuisance_strata(exog: np.ndarray, tested: list[int]) -> np.ndarray:
+    """Integer codes of the rows' values of the columns not tested (one stratum when none is left)."""
+    others = [c for c in range(exog.shape[1]) if c not in tested]
+    if not others:
+        return np.zeros(exog.shape[0], dtype=np.int64)
+    _, codes = np.unique(exog[:, others], axis=0, return_inverse=True)
+    return np.asarray(codes, dtype=np.int64).ravel()
+
+
+def check_note(what: str, how: str, *, model: bool, permutation: bool, fix: str) -> str:
+    """The note of a failed variance check (the method carries it; the report quotes it)."""
+    which = ("neither this p-value nor its permutation version is trusted" if model and permutation
+             else "this p-value is not trusted (its permutation version is)" if model
+             else "its permutation version is not used")
+    return f"{VARIANCE_CHECK_MARK}: {what} ({how}), so {which}; {fix}"
+
+
+def fit_variance_checks(fit, model: str, columns: list[int], names: list[str]) -> tuple[str, bool, bool]:
+    """The variance checks of a plain (nonrobust) regression fit for the tested ``columns``.
+
+    Returns the note of a failed check ("" when both pass), whether the model's check failed
+    and whether the score permutation may be used. The model's p-value (OLS / WLS t or F,
+    Poisson Wald) needs the model's variance along each tested column: OLS by
+    :func:`koenker_fires` of the squared whitened residuals on the squared residualised column,
+    Poisson by :func:`poisson_dispersion_z`. The permutation
+    needs outcomes exchangeable within strata of the nuisance values: :func:`koenker_fires` of the
+    squared Pearson residuals on the squared residualised column within those strata. Logit has
+    neither (a binary outcome's variance is fixed by its mean).
+    """
+    if model == "logit":
+        return "", False, True
+    if model == "ols":
+        exog, resid = np.asarray(fit.model.wexog, dtype=float), np.asarray(fit.wresid, dtype=float)
+        weights, squares = None, resid**2
+    else:
+        exog, weights = np.asarray(fit.model.exog, dtype=float), np.asarray(fit.mu, dtype=float)
+        y = np.asarray(fit.model.endog, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            squares = (y - weights) ** 2 / weights
+    strata = nuisance_strata(exog, columns)
+    model_fails = permutation_fails = False
+    what = how = ""
+    for j, term in zip(columns, names, strict=True):
+        a = residualised(exog, j, weights)
+        if model == "ols":
+            fires, h = koenker_fires(a * a, squares)
+        else:
+            z = poisson_dispersion_z(a, y, weights)
+            fires, h = z > VARIANCE_CHECK_Z, f"z = {z:.2f} > {VARIANCE_CHECK_Z:.2f}"
+        perm, h2 = koenker_fires(a * a, squares, strata)
+        if (fires or perm) and not what:
+            bp = model == "ols" or perm and not fires
+            what = (f"the squared residuals grow with the residualised {term!r}" if bp
+                    else f"the Pearson residuals are overdispersed along {term!r}")
+            how = ("studentised Breusch-Pagan, " if bp else "") + (h if fires else h2)
+        model_fails, permutation_fails = model_fails or fires, permutation_fails or perm
+    if not (model_fails or permutation_fails):
+        return "", False, True
+    fix = ("cov_type='HC3' gives a robust test, shown uncorrected" if model == "ols" else
+           "cov_type='HC0' gives a robust test, shown uncorrected")
+    note = check_note(what, how, model=model_fails, permutation=permutation_fails, fix=fix)
+    return note, model_fails, not permutation_fails
+
+
+def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative: str) -> tuple[float, str]:
+    """Trusted level of a plain regression fit's t / Wald p-value for ``columns``, and the note of a
+    failed variance check (:func:`fit_variance_checks`; the level is 1 when the model's check fails).
+
+    OLS / WLS: :func:`ols_trusted_level` of the whitened design and residuals (WLS is OLS on rows
+    scaled by the root weights); GLMs: :func:`selective.hypotheses._trust.glm_trusted_level` at the
+    fitted means.
+    """
+    note, model_fails, _ = fit_variance_checks(fit, model, columns, names)
+    if model_fails:
+        return 1.0, note
+    if model == "ols":
+        level = ols_trusted_level(np.asarray(fit.model.wexog, dtype=float), np.asarray(fit.wresid, dtype=float),
+                                  columns, alternative)
+    else:
+        level = _trust.glm_trusted_level(np.asarray(fit.model.exog, dtype=float), np.asarray(fit.mu), columns,
+                                         "poisson" if model == "poisson" else "binomial", alternative=alternative)
+    return float(level), note
+
+
+def pooled_variance_note(x1: np.ndarray, x2: np.ndarray, *, exchangeable: bool = False) -> str:
+    """The variance check of Student's pooled two-sample test ("" when it passes).
+
+    The pooled statistic is the OLS t of the outcome on a group indicator, so the check is
+    :func:`koenker_fires` of the squared deviations from the group means on the squared centred
+    indicator: it fires when the smaller group is the more spread out (with equal group sizes
+    the pooled variance is right whatever the two variances, and it never fires). With
+    ``exchangeable`` declared, the label permutation stays available (the note says so).
+    """
+    x1, x2 = np.asarray(x1, dtype=float), np.asarray(x2, dtype=float)
+    n1, n = len(x1), len(x1) + len(x2)
+    indicator = np.concatenate([np.ones(n1), np.zeros(n - n1)]) - n1 / n
+    squares = np.concatenate([x1 - x1.mean(), x2 - x2.mean()]) ** 2
+    fires, how = koenker_fires(indicator**2, squares)
+    if not fires:
+        return ""
+    return check_note("the smaller group is the more spread out", f"studentised Breusch-Pagan, {how}", model=True,
+                      permutation=not exchangeable, fix="Welch's test (usevar='unequal') allows unequal variances; "
+                      "exchangeable=True declares the same distribution in both groups (the permutation is then used)")
+
+
+def correlation_variance_note(a: np.ndarray, b: np.ndarray) -> str:
+    """The variance check of a test of zero correlation ("" when it passes): :func:`koenker_fires`
+    of the squared centred ``b`` on the squared centred ``a``. The p-value and its permutation
+    version assume independence; uncorrelated but dependent variables whose spreads grow together
+    make the variance of r larger than 1/n, and the test anti-conservative."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    fires, how = koenker_fires((a - a.mean()) ** 2, (b - b.mean()) ** 2)
+    if not fires:
+        return ""
+    return check_note("the spreads of the two variables grow together, a dependence that a zero correlation "
+                      "allows", f"studentised Breusch-Pagan, {how}", model=True, permutation=True,
+                      fix="these tests assume independence")

@@ -37,6 +37,11 @@ def _t_statistic(r: float, n: int) -> float:
     return r * math.sqrt((n - 2) / (1.0 - r * r))
 
 
+def _joined(note: str) -> str:
+    """A variance check's note as the last clause of a method ("" when it passed)."""
+    return f"; {note}" if note else ""
+
+
 def _check_columns(spec: TestSpec) -> None:
     check_column_name("column1", spec.column1)
     check_column_name("column2", spec.column2)
@@ -59,6 +64,11 @@ class PearsonCorrelationTest(TestSpec):
     (:func:`selective.hypotheses._trust_model.correlation_trusted_level`). Below it,
     ``run_at_level`` refers r to that permutation law (all n! permutations when at most
     ``max_resamples``, else sequential Monte Carlo (Besag and Clifford)).
+
+    Both assume independence, which a zero correlation does not imply: when the squared
+    deviations of the two variables grow together (a variance check at one-sided level 0.01,
+    :func:`selective.hypotheses._trust_model.correlation_variance_note`; e.g. y = x e), the
+    variance of r exceeds its null value, and the p-value is trusted at no level below 1.
     """
 
     column1: str
@@ -76,15 +86,18 @@ class PearsonCorrelationTest(TestSpec):
         result = scipy.stats.pearsonr(x, y, alternative=self.alternative)
         r = float(result.statistic)
         rule = IntervalRule(kind="fisher_z", params=(r, n, 1.0), alternative=self.alternative, bounds=(-1.0, 1.0))
+        note = _trust_model.correlation_variance_note(x, y)
         return make_result(
             spec=self, estimate=r, statistic=_t_statistic(r, n), df=n - 2, pvalue=result.pvalue, rule=rule,
-            method=f"scipy.stats.pearsonr(x, y, alternative={self.alternative!r}); CI Fisher z",
+            method=f"scipy.stats.pearsonr(x, y, alternative={self.alternative!r}); CI Fisher z" + _joined(note),
             n_obs=n, pvalue_method="exact_under_model",
-            trusted_level=_trust_model.correlation_trusted_level(x, y, alternative=self.alternative),
+            trusted_level=1.0 if note else _trust_model.correlation_trusted_level(x, y, alternative=self.alternative),
         )
 
     def _at_level(self, data, result, *, level, rng, max_resamples):
         x, y = _pairs(self, data, "a Pearson correlation test")
+        if _trust_model.correlation_variance_note(x, y):
+            return None  # dependent though uncorrelated: the pairs are not exchangeable (the method says so)
         return _permutation_correlation(self, result, x - x.mean(), y - y.mean(), "Pearson's r", "the values of y",
                                         level=level, rng=rng, max_resamples=max_resamples, ci="CI Fisher z")
 
@@ -105,7 +118,8 @@ class SpearmanCorrelationTest(TestSpec):
     of rho given the ranks (midranks with ties): exact, over all n! permutations, when
     n! <= ``max_resamples`` (n <= 9 by default; R's ``cor.test(..., exact = TRUE)`` is
     exact there too), else sequential Monte Carlo (Besag and Clifford). Both are exact under
-    independence.
+    independence; the variance check of :class:`PearsonCorrelationTest`, on the ranks, withholds
+    them when the ranks' spreads grow together.
     """
 
     column1: str
@@ -125,16 +139,16 @@ class SpearmanCorrelationTest(TestSpec):
         rule = IntervalRule(
             kind="fisher_z", params=(rho, n, SPEARMAN_VARIANCE_FACTOR), alternative=self.alternative, bounds=(-1.0, 1.0)
         )
+        rank_x, rank_y = scipy.stats.rankdata(x), scipy.stats.rankdata(y)
+        note = _trust_model.correlation_variance_note(rank_x, rank_y)
         return make_result(
             spec=self, estimate=rho, statistic=_t_statistic(rho, n), df=n - 2, pvalue=result.pvalue, rule=rule,
             method=(
                 f"scipy.stats.spearmanr(x, y, alternative={self.alternative!r}); "
-                "CI Fisher z with variance 1.06/(n-3) (Fieller et al. 1957)"
+                "CI Fisher z with variance 1.06/(n-3) (Fieller et al. 1957)" + _joined(note)
             ),
             n_obs=n, pvalue_method="asymptotic",
-            trusted_level=_trust.spearman_trusted_level(
-                scipy.stats.rankdata(x), scipy.stats.rankdata(y), alternative=self.alternative
-            ),
+            trusted_level=1.0 if note else _trust.spearman_trusted_level(rank_x, rank_y, alternative=self.alternative),
         )
 
     def _at_level(self, data, result, *, level, rng, max_resamples):
@@ -142,6 +156,8 @@ class SpearmanCorrelationTest(TestSpec):
         n = len(x)
         a = scipy.stats.rankdata(x) - (n + 1) / 2.0
         b = scipy.stats.rankdata(y) - (n + 1) / 2.0
+        if _trust_model.correlation_variance_note(a + (n + 1) / 2.0, b + (n + 1) / 2.0):
+            return None  # dependent though uncorrelated: the pairs are not exchangeable (the method says so)
         return _permutation_correlation(self, result, a, b, "Spearman's rho", "the ranks of y (midranks for ties)",
                                         level=level, rng=rng, max_resamples=max_resamples,
                                         ci="CI Fisher z with variance 1.06/(n-3)")

@@ -177,10 +177,13 @@ def _two_sample(spec: Any, data: pd.DataFrame, *, kind: str) -> TestResult:
             f"alternative={alternative!r}, ddof=1)"
         )
     exact_model = kind == "t" and spec.usevar == "pooled"
+    note = _trust_model.pooled_variance_note(x1, x2, exchangeable=spec.exchangeable) if spec.usevar == "pooled" else ""
     return make_result(
-        spec=spec, estimate=estimate, statistic=statistic, pvalue=pvalue, df=df, rule=rule, method=method,
-        n_obs=len(x1) + len(x2), pvalue_method="exact_under_model" if exact_model else "asymptotic",
-        trusted_level=two_sample_trusted_level(x1 - value, x2, spec.alternative, kind=kind, usevar=spec.usevar),
+        spec=spec, estimate=estimate, statistic=statistic, pvalue=pvalue, df=df, rule=rule,
+        method=f"{method}; {note}" if note else method, n_obs=len(x1) + len(x2),
+        pvalue_method="exact_under_model" if exact_model else "asymptotic",
+        trusted_level=1.0 if note else two_sample_trusted_level(x1 - value, x2, spec.alternative, kind=kind,
+                                                                usevar=spec.usevar),
     )
 
 
@@ -197,6 +200,8 @@ def _permutation_two_sample(
         # 90 rows, sd 3 and 1, equal means: 1.8% at 0.001)
         return None
     x1, x2 = _two_sample_arrays(spec, data, kind=kind)
+    if spec.usevar == "pooled" and not spec.exchangeable and _trust_model.pooled_variance_note(x1, x2):
+        return None  # the smaller group is the more spread out: the labels are not exchangeable (method says so)
     pooled = np.concatenate([x1 - spec.value, x2])
     scale = pooled.std()
     pooled = (pooled - pooled.mean()) / (scale if scale > 0 else 1.0)
@@ -354,7 +359,12 @@ class TwoSampleTTest(TestSpec):
     (whose null allows different distributions) uses it only with ``exchangeable=True``: the
     null is that the groups have the same distribution up to the shift (no effect of a
     randomised treatment on the outcome at all); by default its corrected p-values below its
-    trusted level are withheld. Student's test assumes that already (equal variances, normal).
+    trusted level are withheld. Student's test assumes that already (equal variances, normal);
+    when the smaller group is the more spread out (a variance check at one-sided level 0.01,
+    :func:`selective.hypotheses._trust_model.pooled_variance_note`) its p-value is trusted at no
+    level below 1 and the permutation is used only with ``exchangeable=True`` (the same
+    distribution in both groups under the null, as a selected outcome with an outlier in the small
+    group can look); otherwise use Welch's test.
     """
 
     column: str

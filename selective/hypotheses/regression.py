@@ -221,6 +221,14 @@ class CoefficientTest(TestSpec):
     such as Freedman and Lane's are only asymptotically valid), and the ordinary result is
     returned: withhold it.
 
+    Variance checks (:func:`selective.hypotheses._trust_model.fit_variance_checks`, one-sided level
+    0.01, docs/THEORY.md 7.1): OLS, when the squared residuals grow with the residualised tested
+    column (studentised Breusch-Pagan, calibrated by permutation); Poisson, when the Pearson
+    residuals are overdispersed along it. Either makes the model's variance understate the
+    coefficient's: the p-value is then trusted at no level below 1 and the method says why. The
+    permutation is not used when the spread grows with the tested column within strata. Logit
+    has no check (a binary outcome's variance is fixed by its mean).
+
     Options (statsmodels' names):
 
     - ``cov_type``: ``"nonrobust"`` (default), ``"HC0"``-``"HC3"`` (heteroskedasticity-robust
@@ -300,13 +308,12 @@ class CoefficientTest(TestSpec):
         method = f"{call}.t_test('{self.term} = {fmt(self.value)}') ({reference})"
         if self.exponentiate:
             method += f"; estimate and CI exponentiated ({_RATIO_NAMES[self.model]})"
-        if self.model == "ols" and self.cov_type == "nonrobust":  # OLS and WLS
-            pvalue_method, trusted = "exact_under_model", ols_trusted_level(fit, [index], self.alternative)
-        elif not _plain(self):
-            pvalue_method, trusted = "asymptotic", 1.0
-            method += f"; {ROBUST_NOTE}"
-        else:
-            pvalue_method, trusted = "asymptotic", glm_trusted_level(fit, self.model, [index], self.alternative)
+        pvalue_method = "exact_under_model" if self.model == "ols" and self.cov_type == "nonrobust" else "asymptotic"
+        if pvalue_method == "asymptotic" and not _plain(self):
+            trusted, note = 1.0, ROBUST_NOTE
+        else:  # OLS and WLS, plain GLMs
+            trusted, note = _trust_model.fit_trust(fit, self.model, [index], [self.term], self.alternative)
+        method += f"; {note}" if note else ""
         return make_result(
             spec=self, estimate=math.exp(estimate) if self.exponentiate else estimate, statistic=statistic,
             pvalue=pvalue, df=df, rule=rule, method=method,
@@ -373,6 +380,9 @@ class JointWaldTest(TestSpec):
         test = f"({'F' if self.uses_f else 'chi-square'} test)"
         return f"{coefs} = 0 in {_MODEL_NAMES[self.model]} {self.formula}{_options_label(self)} {test}"
 
+    def _columns(self, fit) -> list[int]:
+        return [_term_index(fit, t) for t in self.terms]
+
     def _wald(self, fit, use_f: bool):
         r_matrix = np.zeros((len(self.terms), len(fit.params)))
         for row, term in enumerate(self.terms):
@@ -389,18 +399,14 @@ class JointWaldTest(TestSpec):
         use_f = self.uses_f
         wald, method = self._wald(fit, use_f)
         n_terms = len(self.terms)
+        pvalue_method = "exact_under_model" if self.model == "ols" and use_f else "asymptotic"
         if self.cov_type != "nonrobust" or (self.model != "ols" and self.weights is not None):
-            pvalue_method, trusted = "asymptotic", 1.0
-            method += f"; {ROBUST_NOTE}"
-        elif self.model == "ols":
-            pvalue_method = "exact_under_model" if use_f else "asymptotic"
-            columns = [_term_index(fit, t) for t in self.terms]
-            trusted = ols_trusted_level(fit, columns, "two-sided")
-            if not use_f:
-                trusted = max(trusted, _trust.chi2_vs_f_trusted_level(n_terms, float(fit.df_resid)))
+            trusted, note = 1.0, ROBUST_NOTE
         else:
-            pvalue_method = "asymptotic"
-            trusted = glm_trusted_level(fit, self.model, [_term_index(fit, t) for t in self.terms], "two-sided")
+            trusted, note = _trust_model.fit_trust(fit, self.model, self._columns(fit), list(self.terms), "two-sided")
+            if self.model == "ols" and not use_f:
+                trusted = max(trusted, _trust.chi2_vs_f_trusted_level(n_terms, float(fit.df_resid)))
+        method += f"; {note}" if note else ""
         return make_result(
             spec=self,
             estimate=float("nan"),
@@ -420,14 +426,14 @@ class JointWaldTest(TestSpec):
         if self.cov_type != "nonrobust" or (self.model != "ols" and self.weights is not None):
             return None
         fit = _fit(self, data)
-        if self.model == "ols":
-            columns = [_term_index(fit, t) for t in self.terms]
-            if not self.uses_f and ols_trusted_level(fit, columns, "two-sided") <= level:
+        if self.model == "ols" and not self.uses_f:
+            trusted, _ = _trust_model.fit_trust(fit, "ols", self._columns(fit), list(self.terms), "two-sided")
+            if trusted <= level:
                 wald, method = self._wald(fit, True)  # the chi-square reference: use the F law
                 return with_pvalue(
                     result, pvalue=float(wald.pvalue), method=method, pvalue_method="exact_under_model",
                     statistic=float(wald.statistic), df=float(wald.df_num), df_denom=float(wald.df_denom),
-                    trusted_level=ols_trusted_level(fit, columns, "two-sided"),
+                    trusted_level=trusted,
                 )
         return _score_permutation(
             self, fit, result, list(self.terms), level=level, rng=rng, max_resamples=max_resamples
@@ -444,23 +450,6 @@ def _options_label(spec: Any) -> str:
     elif spec.cov_type != "nonrobust":
         parts.append(f"{spec.cov_type} SE")
     return f" [{', '.join(parts)}]" if parts else ""
-
-
-def glm_trusted_level(fit, model: str, columns: list[int], alternative: str) -> float:
-    """Trusted level of a GLM Wald p-value (:func:`selective.hypotheses._trust.glm_trusted_level`
-    at the fitted means)."""
-    family = "poisson" if model == "poisson" else "binomial"
-    return _trust.glm_trusted_level(
-        np.asarray(fit.model.exog, dtype=float), np.asarray(fit.mu), columns, family, alternative=alternative
-    )
-
-
-def ols_trusted_level(fit, columns: list[int], alternative: str) -> float:
-    """Trusted level of OLS / WLS t and F p-values (:func:`selective.hypotheses._trust_model.ols_trusted_level`
-    from the whitened design and residuals: WLS is OLS on rows scaled by the root weights)."""
-    return float(_trust_model.ols_trusted_level(
-        np.asarray(fit.model.wexog, dtype=float), np.asarray(fit.wresid, dtype=float), columns, alternative
-    ))
 
 
 def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level, rng, max_resamples):
@@ -482,11 +471,7 @@ def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level
     others = [c for c in range(exog.shape[1]) if c not in tested]
     n = len(y)
     nuisance = exog[:, others]
-    if nuisance.shape[1]:
-        _, strata = np.unique(nuisance, axis=0, return_inverse=True)
-        strata = np.asarray(strata).ravel()
-    else:
-        strata = np.zeros(n, dtype=np.int64)
+    strata = _trust_model.nuisance_strata(exog, tested)
     sizes = np.bincount(strata)
     if np.mean(sizes[strata] >= 2) < 0.5:
         return None
@@ -515,6 +500,8 @@ def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level
     resid = y - mu0
     if not np.any(np.abs(resid) > 1e-12 * (1.0 + np.max(np.abs(y)))):
         return None  # the null fit is exact: every permutation gives the same statistic
+    if not _trust_model.fit_variance_checks(fit, spec.model, tested, terms)[2]:
+        return None  # the outcome's spread grows with a tested column within strata (the result's method says so)
     if len(tested) == 1:
         scale = math.sqrt(float(info[0, 0]))
         if not scale > 0:

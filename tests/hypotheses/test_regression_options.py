@@ -84,9 +84,18 @@ def test_weights_against_statsmodels(data):
     res = CoefficientTest(formula="y ~ x1", term="x1", weights="w").run(data)
     close([res.estimate, res.pvalue_naive, res.df], [wls.params["x1"], wls.pvalues["x1"], wls.df_resid])
     close(res.ci_naive, wls.conf_int().loc["x1"])
-    # WLS: exact under normal errors; trusted from the whitened residuals' shape (n = 120, normal: below 0.01)
-    assert res.pvalue_method == "exact_under_model" and 0.0 < res.trusted_level < 0.01
+    # these errors have sd exp(x1 / 2): the whitened residuals' spread grows with x1, so the variance
+    # check withholds the p-value from the corrections (the robust tests below are what these data need)
+    assert res.pvalue_method == "exact_under_model" and res.trusted_level == 1.0
+    assert "variance check failed" in res.method and "'x1'" in res.method
     assert "wls(" in res.method and res.hypothesis.endswith("[weights w]")
+    # WLS: exact under normal errors with variances sigma^2 / w; trusted from the whitened residuals'
+    # shape (n = 120, normal: below 0.01)
+    rng = np.random.default_rng(3)
+    homo = data.assign(y=0.3 * data.x1 + rng.normal(size=len(data)) / np.sqrt(data.w))
+    res = CoefficientTest(formula="y ~ x1", term="x1", weights="w").run(homo)
+    assert res.pvalue_method == "exact_under_model" and 0.0 < res.trusted_level < 0.01
+    assert "variance check" not in res.method
     glm = smf.glm("c ~ x1", data, family=sm.families.Poisson(), var_weights=data.w).fit(**GLM_FIT_OPTIONS)
     spec = CoefficientTest(formula="c ~ x1", term="x1", model="poisson", weights="w")
     gres = spec.run(data)
@@ -132,6 +141,8 @@ def test_options_iv(data):
 
 
 def test_report_withholds_the_corrected_columns_of_a_robust_test(data):
+    # homoscedastic errors, so that the ordinary test passes its variance check and is shown
+    data = data.assign(y=0.3 * data.x1 + np.random.default_rng(4).normal(size=len(data)))
     analysis = Analysis(data, alpha=0.05, rng=1, n_candidates=2)
     chosen = analysis.select(TopK(k=1, candidates=("x1", "x2"), score=lambda d: d[["x1", "x2"]].corrwith(d.y).abs()))
     term = chosen.value[0]
@@ -140,7 +151,7 @@ def test_report_withholds_the_corrected_columns_of_a_robust_test(data):
     frame = analysis.report().frame
     robust, plain = frame.iloc[0], frame.iloc[1]
     assert math.isnan(robust.pvalue_best) and math.isnan(robust.ci_corrected_low)
-    assert "trusted down to 1" in robust.note
+    assert "trusted at no level below 1" in robust.note
     assert not math.isnan(plain.pvalue_best)
 
 

@@ -78,9 +78,11 @@ def test_signal_variant_holds_alpha_and_has_power(name):
         r = res.rate(c, "power", alpha=ALPHA)
         assert r.n_trials >= 50, (c, r.n_trials)  # real effects were tested
         assert_rate_at_least(r.n_events, r.n_trials, floor)
-    if "pvalue_randomized" in sc.columns:  # pilots (400 reps): thm20 0.85 (max-info 0.65), sparse vector 0.87 (0.00)
-        r = res.rate("pvalue_randomized", "power", alpha=ALPHA)
-        assert_rate_at_least(r.n_events, r.n_trials, 0.6)
+    # No power floor for pvalue_randomized: it is the report's column, withheld where the test relies
+    # on the normal tail below the z-test's trusted level (about 0.004 at these n, from the plug-in
+    # variance), and the selections' null probabilities are small (sparse vector signal: 0 of 180
+    # real effects in a pilot of 200 replications; without the rule 0.87, and 1.2 times the level
+    # at 0.0025 under the null).
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from ...accounting.certificates import DescriptionLength, PureDP
 from ...accounting.ledger import Ledger
 from ...corrections import correct
 from ..outcomes import Outcomes
-from .base import _STANDARD, Scenario, _corrected
+from .base import _STANDARD, Scenario, _corrected, as_reported
 from .dp import ORACLE_LABELS, check_effects, with_oracle
 
 __all__ = ["AdaptiveFamily", "RepeatedMeasures", "NoisyTopKTheorem20"]
@@ -293,7 +293,9 @@ class NoisyTopKTheorem20(Scenario):
     ``pvalue_randomized``: the selection conditioned on with its Gumbel noise law instead of paid
     for (:func:`selective.conditional.randomized_inference`, ``NoisyTopKEvent`` of the mechanism's
     scale, the scores the clipped means with their estimated variances, ``absolute=True``): the
-    p-value for the chosen feature's clipped mean, asymptotic (normal clipped means). It tests the
+    p-value for the chosen feature's clipped mean, asymptotic (normal clipped means), with the
+    report's trust rule (:func:`~selective.validation.scenarios.base.as_reported`: withheld where
+    the test relies on the normal tail below the one-sample z-test's trusted level). It tests the
     clipped mean, whose null value is 0 exactly when the feature's mean is 0 (symmetric features).
 
     Signal variant: with ``effects``, feature j < ``len(effects)`` has mean ``effects[j]`` (unit
@@ -364,11 +366,13 @@ class NoisyTopKTheorem20(Scenario):
     def _randomized(self, x: np.ndarray, j: int) -> float:
         """The conditional p-value of the chosen feature's clipped mean given the noisy choice."""
         from ...conditional import NoisyTopKEvent, randomized_inference
+        from ...hypotheses._trust_model import studentised_mean_trusted_level
 
         xc = np.clip(x, -self.clip, self.clip)
         cov = np.diag(xc.var(axis=0, ddof=1) / x.shape[0])
         event = NoisyTopKEvent((j,), "gumbel", self._scale(x.shape[0], self.epsilon))
-        return float(randomized_inference(xc.mean(axis=0), cov, event, absolute=True, intervals=False).pvalue[0])
+        res = randomized_inference(xc.mean(axis=0), cov, event, targets=[j], absolute=True, intervals=False)
+        return as_reported(res, float(studentised_mean_trusted_level(xc[:, j], "two-sided", reference="normal")))
 
     def replicate_many(self, rngs):
         r, m = len(rngs), len(self.effects)

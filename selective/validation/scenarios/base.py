@@ -39,6 +39,23 @@ def _corrected(p_naive: np.ndarray, certificates: Sequence[Any], n_rows: int, n_
     return out
 
 
+def as_reported(result: Any, trusted: float) -> float:
+    """A randomized conditional p-value (:func:`selective.conditional.randomized_inference`, one
+    target) as the report shows it at every level.
+
+    The report withholds the p-value at level alpha when the test relies on the normal tail at
+    alpha times the selection's null probability P below ``trusted`` (the z-test's trusted level
+    on the same rows), unless the naive p-value is itself at least ``trusted``
+    (``selective.analysis.conditional_rows``). So it rejects at alpha iff p <= alpha and
+    alpha >= trusted / P (or naive >= trusted): iff max(p, trusted / P) <= alpha,
+    one number for every alpha.
+    """
+    p, naive = float(result.pvalue[0]), float(result.pvalue_naive[0])
+    if not trusted > 0 or naive >= trusted:
+        return p
+    return min(1.0, max(p, trusted / float(np.exp(result.log_selection_probability[0]))))
+
+
 def _pooled_t(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
     """Student's pooled two-sample t along axis -2: a (..., na, m), b (..., nb, m)."""
     na, nb = a.shape[-2], b.shape[-2]
