@@ -18,6 +18,7 @@ import pandas as pd
 from ..accounting.certificates import PRODUCT
 from ..accounting.totals import LedgerTotals
 from ..exceptions import NoBoundError
+from ..hypotheses._trust_model import VARIANCE_CHECK_MARK
 from .report import CONDITIONAL_COLUMNS, FISSION_COLUMNS, HYBRID_COLUMNS, TABLE_COLUMNS, CorrectedTable
 
 __all__ = ["ADJUST_METHODS", "void_totals", "build_table"]
@@ -166,6 +167,11 @@ def _interval_reason(result: Any, gamma: float, tr: Any) -> str:
     if floor > gamma:
         own = (f" (the {_method_of(result).replace('_', ' ')} p-value used at the corrected level has no interval "
                "of its own)" if tr is not None and tr.replaced else "")
+        if floor >= 1.0:
+            method = str(getattr(result, "method", ""))
+            at = method.find(VARIANCE_CHECK_MARK)
+            why = f" ({method[at:].split(' (')[0]})" if at >= 0 else ""
+            return f"corrected interval withheld: the test's interval is trusted at no miscoverage below 1{why}{own}"
         return (f"corrected interval withheld: the test's interval is trusted down to miscoverage {floor:.2g} only, "
                 f"above {gamma:.2g}{own}")
     return f"corrected interval withheld: the test's interval is not defined at miscoverage {gamma:.2g}"

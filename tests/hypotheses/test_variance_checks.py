@@ -202,4 +202,8 @@ def test_the_report_withholds_with_the_checks_reason():
     note = table.frame["note"].iloc[0]
     assert "variance check failed: the squared residuals grow with the residualised 'x' (studentised " in note
     assert "p-value trusted at no level below 1" in note and "withheld" in note
-    assert "variance check failed" in table.to_markdown()
+    text = table.to_markdown()
+    assert "variance check failed" in text
+    # the interval's reason names the check too (it was "trusted down to miscoverage 1 only")
+    assert ("interval is trusted at no miscoverage below 1 (variance check failed: the squared residuals grow with "
+            "the residualised 'x')") in text
