@@ -9,6 +9,7 @@ row per test, the note column (which bound, which scope) and the footnote (which
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -157,6 +158,10 @@ _NOT_CONDITIONAL = ("conditional withheld: the test was not declared conditional
 _TRUST_WITHHELD = ": corrected p-values that compare it with a smaller threshold are withheld"
 
 
+#: where a variance check's note turns from what it saw to how it judged it
+_CHECK_HOW = re.compile(r" \((?:studentised|z = )")
+
+
 def _interval_reason(result: Any, gamma: float, tr: Any) -> str:
     """Why the corrected interval of a row is withheld (NaN) although the level is finite."""
     rule = getattr(result, "interval_rule", None)
@@ -170,7 +175,7 @@ def _interval_reason(result: Any, gamma: float, tr: Any) -> str:
         if floor >= 1.0:
             method = str(getattr(result, "method", ""))
             at = method.find(VARIANCE_CHECK_MARK)
-            why = f" ({method[at:].split(' (')[0]})" if at >= 0 else ""
+            why = f" ({_CHECK_HOW.split(method[at:])[0]})" if at >= 0 else ""
             return f"corrected interval withheld: the test's interval is trusted at no miscoverage below 1{why}{own}"
         return (f"corrected interval withheld: the test's interval is trusted down to miscoverage {floor:.2g} only, "
                 f"above {gamma:.2g}{own}")

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from typing import Any
 
 import numpy as np
 
@@ -271,6 +272,14 @@ def koenker_z(weights: np.ndarray, squares: np.ndarray, strata: np.ndarray | Non
     return float(np.sum(w * s) / math.sqrt(den)) if den > 0 and dof > 0 else 0.0
 
 
+def _unit_scale(values: Any) -> np.ndarray:
+    """``values`` as floats divided by their largest absolute value (unchanged when that is 0 or not
+    finite): the checks are scale-free, and so is the seed of their permutations."""
+    v = np.asarray(values, dtype=float)
+    top = float(np.max(np.abs(v), initial=0.0))
+    return v / top if 0.0 < top < math.inf else v
+
+
 def koenker_fires(weights: np.ndarray, squares: np.ndarray, strata: np.ndarray | None = None) -> tuple[bool, str]:
     r"""Whether the squares grow with the weights at :data:`VARIANCE_CHECK_LEVEL`, and how it was judged.
 
@@ -280,18 +289,20 @@ def koenker_fires(weights: np.ndarray, squares: np.ndarray, strata: np.ndarray |
     data, so a table is the same at every call), or, beyond :data:`PERMUTED_CHECK_MAX_N` rows, z
     to the normal law.
     """
-    w = np.asarray(weights, dtype=float)
-    sq = np.asarray(squares, dtype=float)
+    w, sq = _unit_scale(weights), _unit_scale(squares)  # scale-free: the same decision at any units
     if not (np.all(np.isfinite(w)) and np.all(np.isfinite(sq))):
+        return False, ""
+    wc, _ = _centred(w, strata)
+    sc, _ = _centred(sq, strata)
+    # weights or squares constant within every stratum (up to rounding): no trend can be seen
+    if not (np.max(np.abs(wc), initial=0.0) > 1e-9 and np.max(np.abs(sc), initial=0.0) > 1e-9):
         return False, ""
     n = len(sq)
     if n > PERMUTED_CHECK_MAX_N:
         z = koenker_z(w, sq, strata)
         return z > VARIANCE_CHECK_Z, f"z = {z:.2f} > {VARIANCE_CHECK_Z:.2f}"
-    wc, _ = _centred(w, strata)
-    if not np.any(wc != 0.0):
-        return False, ""
     observed = float(wc @ sq)
+    tolerance = 1e-9 * float(np.abs(wc) @ np.abs(sq))  # rounding: sums of the same terms in another order
     digest = hashlib.sha256(w.tobytes() + b"|" + sq.tobytes()).digest()
     gen = np.random.default_rng(int.from_bytes(digest[:8], "little"))
     codes = np.zeros(n, dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
@@ -299,7 +310,7 @@ def koenker_fires(weights: np.ndarray, squares: np.ndarray, strata: np.ndarray |
     while done < CHECK_PERMUTATIONS:
         size = min(chunk, CHECK_PERMUTATIONS - done)
         stats = sq[_resample.stratified_permutations(gen, codes, size)] @ wc
-        count += int(np.sum(stats >= observed * (1.0 - 1e-12) - 1e-300))
+        count += int(np.sum(stats >= observed - tolerance))
         done += size
     pvalue = (1 + count) / (1 + CHECK_PERMUTATIONS)
     return pvalue <= VARIANCE_CHECK_LEVEL, f"permutation p = {pvalue:.2g} <= {VARIANCE_CHECK_LEVEL:g}"
@@ -347,15 +358,17 @@ def nuisance_strata(exog: np.ndarray, tested: list[int]) -> np.ndarray:
     return np.asarray(codes, dtype=np.int64).ravel()
 
 
-def check_note(what: str, how: str, *, model: bool, permutation: bool, fix: str) -> str:
+def check_note(what: str, how: str, *, model: bool, permutation: bool, fix: str, has_permutation: bool = True) -> str:
     """The note of a failed variance check (the method carries it; the report quotes it)."""
     which = ("neither this p-value nor its permutation version is trusted" if model and permutation
+             else "this p-value is not trusted" if model and not has_permutation
              else "this p-value is not trusted (its permutation version is)" if model
              else "its permutation version is not used")
     return f"{VARIANCE_CHECK_MARK}: {what} ({how}), so {which}; {fix}"
 
 
-def fit_variance_checks(fit, model: str, columns: list[int], names: list[str]) -> tuple[str, bool, bool]:
+def fit_variance_checks(fit, model: str, columns: list[int], names: list[str], *,
+                        permutable: bool = True) -> tuple[str, bool, bool]:
     """The variance checks of a plain (nonrobust) regression fit for the tested ``columns``.
 
     Returns the note of a failed check ("" when both pass), whether the model's check failed
@@ -364,20 +377,24 @@ def fit_variance_checks(fit, model: str, columns: list[int], names: list[str]) -
     :func:`koenker_fires` of the squared whitened residuals on the squared residualised column,
     Poisson by :func:`poisson_dispersion_z`. The permutation
     needs outcomes exchangeable within strata of the nuisance values: :func:`koenker_fires` of the
-    squared Pearson residuals on the squared residualised column within those strata. Logit has
-    neither (a binary outcome's variance is fixed by its mean).
+    squared Pearson residuals on the squared residualised column within those strata, only when
+    the spec has one (``permutable``: a null value of 0, no weights or robust covariance) and at
+    least half of the rows share their nuisance values with another row. Logit has neither (a
+    binary outcome's variance is fixed by its mean).
     """
     if model == "logit":
         return "", False, True
     if model == "ols":
         exog, resid = np.asarray(fit.model.wexog, dtype=float), np.asarray(fit.wresid, dtype=float)
-        weights, squares = None, resid**2
+        weights, squares = None, _unit_scale(resid) ** 2
     else:
         exog, weights = np.asarray(fit.model.exog, dtype=float), np.asarray(fit.mu, dtype=float)
         y = np.asarray(fit.model.endog, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
             squares = (y - weights) ** 2 / weights
     strata = nuisance_strata(exog, columns)
+    sizes = np.bincount(strata)
+    permutable = permutable and bool(np.mean(sizes[strata] >= 2) >= 0.5)  # as the score permutation requires
     model_fails = permutation_fails = False
     what = how = ""
     for j, term in zip(columns, names, strict=True):
@@ -387,7 +404,7 @@ def fit_variance_checks(fit, model: str, columns: list[int], names: list[str]) -
         else:
             z = poisson_dispersion_z(a, y, weights)
             fires, h = z > VARIANCE_CHECK_Z, f"z = {z:.2f} > {VARIANCE_CHECK_Z:.2f}"
-        perm, h2 = koenker_fires(a * a, squares, strata)
+        perm, h2 = koenker_fires(a * a, squares, strata) if permutable else (False, "")
         if (fires or perm) and not what:
             bp = model == "ols" or perm and not fires
             what = (f"the squared residuals grow with the residualised {term!r}" if bp
@@ -398,11 +415,13 @@ def fit_variance_checks(fit, model: str, columns: list[int], names: list[str]) -
         return "", False, True
     fix = ("cov_type='HC3' gives a robust test, shown uncorrected" if model == "ols" else
            "cov_type='HC0' gives a robust test, shown uncorrected")
-    note = check_note(what, how, model=model_fails, permutation=permutation_fails, fix=fix)
+    note = check_note(what, how, model=model_fails, permutation=permutation_fails, fix=fix,
+                      has_permutation=permutable)
     return note, model_fails, not permutation_fails
 
 
-def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative: str) -> tuple[float, str]:
+def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative: str, *,
+              permutable: bool = True) -> tuple[float, str]:
     """Trusted level of a plain regression fit's t / Wald p-value for ``columns``, and the note of a
     failed variance check (:func:`fit_variance_checks`; the level is 1 when the model's check fails).
 
@@ -410,7 +429,7 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
     scaled by the root weights); GLMs: :func:`selective.hypotheses._trust.glm_trusted_level` at the
     fitted means.
     """
-    note, model_fails, _ = fit_variance_checks(fit, model, columns, names)
+    note, model_fails, _ = fit_variance_checks(fit, model, columns, names, permutable=permutable)
     if model_fails:
         return 1.0, note
     if model == "ols":
@@ -431,10 +450,10 @@ def pooled_variance_note(x1: np.ndarray, x2: np.ndarray, *, exchangeable: bool =
     the pooled variance is right whatever the two variances, and it never fires). With
     ``exchangeable`` declared, the label permutation stays available (the note says so).
     """
-    x1, x2 = np.asarray(x1, dtype=float), np.asarray(x2, dtype=float)
-    n1, n = len(x1), len(x1) + len(x2)
+    both = _unit_scale(np.concatenate([np.asarray(x1, dtype=float), np.asarray(x2, dtype=float)]))
+    n1, n = len(x1), len(both)
     indicator = np.concatenate([np.ones(n1), np.zeros(n - n1)]) - n1 / n
-    squares = np.concatenate([x1 - x1.mean(), x2 - x2.mean()]) ** 2
+    squares = np.concatenate([both[:n1] - both[:n1].mean(), both[n1:] - both[n1:].mean()]) ** 2
     fires, how = koenker_fires(indicator**2, squares)
     if not fires:
         return ""
@@ -448,7 +467,7 @@ def correlation_variance_note(a: np.ndarray, b: np.ndarray) -> str:
     of the squared centred ``b`` on the squared centred ``a``. The p-value and its permutation
     version assume independence; uncorrelated but dependent variables whose spreads grow together
     make the variance of r larger than 1/n, and the test anti-conservative."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = _unit_scale(a), _unit_scale(b)
     fires, how = koenker_fires((a - a.mean()) ** 2, (b - b.mean()) ** 2)
     if not fires:
         return ""

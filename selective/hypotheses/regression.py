@@ -312,7 +312,8 @@ class CoefficientTest(TestSpec):
         if pvalue_method == "asymptotic" and not _plain(self):
             trusted, note = 1.0, ROBUST_NOTE
         else:  # OLS and WLS, plain GLMs
-            trusted, note = _trust_model.fit_trust(fit, self.model, [index], [self.term], self.alternative)
+            trusted, note = _trust_model.fit_trust(fit, self.model, [index], [self.term], self.alternative,
+                                                   permutable=float(self.value) == 0.0 and _plain(self))
         method += f"; {note}" if note else ""
         return make_result(
             spec=self, estimate=math.exp(estimate) if self.exponentiate else estimate, statistic=statistic,
@@ -403,7 +404,8 @@ class JointWaldTest(TestSpec):
         if self.cov_type != "nonrobust" or (self.model != "ols" and self.weights is not None):
             trusted, note = 1.0, ROBUST_NOTE
         else:
-            trusted, note = _trust_model.fit_trust(fit, self.model, self._columns(fit), list(self.terms), "two-sided")
+            trusted, note = _trust_model.fit_trust(fit, self.model, self._columns(fit), list(self.terms), "two-sided",
+                                                   permutable=_plain(self))
             if self.model == "ols" and not use_f:
                 trusted = max(trusted, _trust.chi2_vs_f_trusted_level(n_terms, float(fit.df_resid)))
         method += f"; {note}" if note else ""
@@ -435,6 +437,8 @@ class JointWaldTest(TestSpec):
                     statistic=float(wald.statistic), df=float(wald.df_num), df_denom=float(wald.df_denom),
                     trusted_level=trusted,
                 )
+        if self.weights is not None:
+            return None  # the score permutation ignores weights: no exact version of a WLS test
         return _score_permutation(
             self, fit, result, list(self.terms), level=level, rng=rng, max_resamples=max_resamples
         )
