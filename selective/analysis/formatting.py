@@ -382,10 +382,12 @@ def mark_text_cells(table_html: str, is_text: list[bool], min_em: list[float] | 
     and header, so that a style sheet can let them wrap and align them left while numbers stay on
     one line, aligned right. ``min_em`` (per column, 0 for none) gives a column of long text an
     inline minimum width, so that it wraps into lines of words, not one word per line, also where
-    no style sheet is loaded (a notebook)."""
+    no style sheet is loaded (a notebook). Numbers are aligned right inline as well (a browser
+    aligns a bare table's cells left, under headers that pandas aligns right)."""
     def attrs(text_col: bool, em: float) -> str:
-        out = ' class="text"' if text_col else ""
-        return out + (f' style="min-width: {em:g}em; white-space: normal"' if em else "")
+        if not text_col:
+            return ' style="text-align: right"'
+        return ' class="text"' + (f' style="min-width: {em:g}em; white-space: normal"' if em else "")
 
     def marked(tag: str):
         def row(match: re.Match) -> str:

@@ -302,3 +302,13 @@ def test_the_note_column_wraps_into_lines_of_words(skewed_without_candidates):
     tex = t.to_latex(columns="all", fit="landscape")
     spec = re.search(r"\\begin\{tabular\}\{(.*)\}\n", tex).group(1)
     assert spec.endswith(r"r>{\raggedright\arraybackslash}p{0.3\linewidth}@{}")   # the note, last, wraps
+
+
+def test_numbers_are_aligned_right_in_a_bare_html_table(skewed_without_candidates):
+    # without a style sheet a browser aligns every cell left, under headers pandas aligns right
+    page = skewed_without_candidates.to_html(columns="all")
+    body = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    cells = re.findall(r"<td([^>]*)>", body)
+    numeric = [c for c in cells if 'class="text"' not in c]
+    assert numeric and all('style="text-align: right"' in c for c in numeric)
+    assert all("text-align: right" not in c for c in cells if 'class="text"' in c)
