@@ -464,13 +464,20 @@ def pooled_variance_note(x1: np.ndarray, x2: np.ndarray, *, exchangeable: bool =
 
 def correlation_variance_note(a: np.ndarray, b: np.ndarray) -> str:
     """The variance check of a test of zero correlation ("" when it passes): :func:`koenker_fires`
-    of the squared centred ``b`` on the squared centred ``a``. The p-value and its permutation
-    version assume independence; uncorrelated but dependent variables whose spreads grow together
-    make the variance of r larger than 1/n, and the test anti-conservative."""
+    of the squared least-squares residuals of ``b`` on ``a`` on the squared centred ``a`` (the
+    t statistic of r is the OLS t of the slope, and this is its variance check). The p-value and
+    its permutation version assume independence; uncorrelated but dependent variables whose
+    spread grows with the other's distance from its mean (y = x e) make the variance of r larger
+    than 1/n, and the test anti-conservative. Residuals, not the centred values: a real
+    correlation makes the squares of the two variables correlated (bivariate normal: rho^2), and
+    a check on them would withhold the discoveries themselves."""
     a, b = _unit_scale(a), _unit_scale(b)
-    fires, how = koenker_fires((a - a.mean()) ** 2, (b - b.mean()) ** 2)
+    a, b = a - a.mean(), b - b.mean()
+    aa = float(a @ a)
+    resid = b - (float(a @ b) / aa) * a if aa > 0 else b  # b's least-squares residual on a
+    fires, how = koenker_fires(a * a, resid * resid)
     if not fires:
         return ""
-    return check_note("the spreads of the two variables grow together, a dependence that a zero correlation "
-                      "allows", f"studentised Breusch-Pagan, {how}", model=True, permutation=True,
-                      fix="these tests assume independence")
+    return check_note("the spread of the second variable grows with the first's distance from its mean, a "
+                      "dependence that a zero correlation allows", f"studentised Breusch-Pagan, {how}", model=True,
+                      permutation=True, fix="these tests assume independence")
