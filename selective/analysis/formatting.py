@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..hypotheses._trust_model import VARIANCE_CHECK_MARK
+
 _SIZES_PT = {"tiny": 5, "scriptsize": 7, "footnotesize": 8, "small": 9, "normalsize": 10, "large": 12}
 
 
@@ -319,7 +321,8 @@ def withheld_notes(notes: Any, names: list[str]) -> list[str]:
                 replacements.setdefault(key, []).append(f"{replaced['level']} in {name}")
             elif levelled and "withheld" in text:  # one sentence per reason, each row with its level
                 levels.setdefault((levelled["head"], levelled["tail"]), []).append(f"{levelled['level']} in {name}")
-            elif "withheld" in part and not part.startswith(("conditional", "hybrid")):
+            elif ("withheld" in part or part.startswith(VARIANCE_CHECK_MARK)) and not part.startswith(
+                    ("conditional", "hybrid")):
                 reasons.setdefault(text, []).append(name)
     out = [f"{k[0].upper()}{k[1:]} {', '.join(rows)} only); the corrected columns rest on it, the naive column "
            "shows the test's own p-value." for k, rows in replacements.items()]

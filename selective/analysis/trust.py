@@ -115,8 +115,9 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
                 continue
             t_alt = trusted_level(alt)
             if t_alt <= level:
+                check = _variance_check(result)  # why the test's own p-value is not trusted, when a check says so
                 note = (f"{_method(alt)} p-value used at the corrected level (the {_method(result)} p-value is "
-                        f"trusted down to {t:.2g} only)")
+                        f"trusted down to {t:.2g} only)" + (f"; {check}" if check else ""))
                 out.append(TrustedResult(result=alt, replaced=True, trusted_level=t_alt, note=note, original=result))
                 continue
         hint = getattr(spec, "version_hint", None) or _variance_check(result)

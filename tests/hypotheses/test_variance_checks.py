@@ -261,3 +261,16 @@ def test_a_real_correlation_does_not_fire_the_check():
         fired += VARIANCE_CHECK_MARK in PearsonCorrelationTest(column1="x", column2="y").run(data).method
         fired += VARIANCE_CHECK_MARK in SpearmanCorrelationTest(column1="x", column2="y").run(data).method
     assert_rate_at_most(fired, 600, 0.02)
+
+
+def test_the_report_says_why_a_permutation_replaced_the_wald_p_value():
+    rng = np.random.default_rng(7)
+    data = pd.DataFrame({"x": rng.normal(size=200), "y": rng.negative_binomial(2.0 / 5.0, 1.0 / 6.0, 200)})
+    data["y"] = data.y + 4 * (data.x > 1)  # a real effect, so that the corrected p-value is small
+    a = Analysis(data, alpha=0.05, rng=1, n_candidates=10)
+    a.preregister(DescriptionLength(10))
+    a.record(Selection(value=("x",), certificate=DescriptionLength(10), label="one of 10"))
+    a.test(CoefficientTest(formula="y ~ x", term="x", model="poisson"))
+    text = a.report().to_markdown()
+    assert "Permutation p-value used at the corrected level" in text
+    assert "Variance check failed: the Pearson residuals are overdispersed along 'x'" in text
