@@ -207,8 +207,7 @@ def correlation_trusted_level(a: np.ndarray, b: np.ndarray, *, alternative: str)
     against their permutation law (Pearson's test; the pooled two-sample t with ``a`` a group
     indicator). Lattice step: the product of the two variables' grid steps
     (:func:`selective.hypotheses._trust._grid_step`), 0 when either is continuous."""
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
+    a, b = _unit_scale(a), _unit_scale(b)  # scale-free: the product of the grid steps cannot overflow
     step = grid_steps(a) * grid_steps(b)
     return _trust.permutation_rule(a, b, step, alternative=alternative, min_n=4)
 

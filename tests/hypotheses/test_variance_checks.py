@@ -274,3 +274,18 @@ def test_the_report_says_why_a_permutation_replaced_the_wald_p_value():
     text = a.report().to_markdown()
     assert "Permutation p-value used at the corrected level" in text
     assert "Variance check failed: the Pearson residuals are overdispersed along 'x'" in text
+
+
+def test_huge_values_give_the_same_trust_without_overflow():
+    # Pitman's fourth moments and the variances of the correlation rule overflowed beyond 1e154
+    # (a warning, and a level computed from inf); every rule is scale-free
+    rng = np.random.default_rng(11)
+    data = pd.DataFrame({"x": rng.normal(size=50), "y": rng.normal(size=50)})
+    for frame in (data, data.round(1)):
+        for cls in (PearsonCorrelationTest, SpearmanCorrelationTest):
+            spec = cls(column1="x", column2="y")
+            plain = spec.run(frame)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                huge = spec.run(frame * 1e160)
+            assert huge.trusted_level == pytest.approx(plain.trusted_level) and huge.method == plain.method
