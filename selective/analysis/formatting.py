@@ -387,16 +387,16 @@ def mark_text_cells(table_html: str, is_text: list[bool], min_em: list[float] | 
     inline minimum width, so that it wraps into lines of words, not one word per line, also where
     no style sheet is loaded (a notebook). Numbers are aligned right inline as well (a browser
     aligns a bare table's cells left, under headers that pandas aligns right)."""
-    def attrs(text_col: bool, em: float) -> str:
-        if not text_col:
-            return ' style="text-align: right"'
+    def attrs(text_col: bool, em: float, tag: str = "td") -> str:
+        if not text_col:  # a body number stays on one line ("< 1e-04"); headers may wrap
+            return ' style="text-align: right; white-space: nowrap"' if tag == "td" else ' style="text-align: right"'
         return ' class="text"' + (f' style="min-width: {em:g}em; white-space: normal"' if em else "")
 
     def marked(tag: str):
         def row(match: re.Match) -> str:
             cells = iter(zip(is_text, min_em if min_em is not None else [0.0] * len(is_text), strict=True))
             # cells beyond the list (none in pandas' tables) are left unmarked
-            return re.sub(f"<{tag}>", lambda m: f"<{tag}{attrs(*next(cells, (False, 0.0)))}>", match.group(0))
+            return re.sub(f"<{tag}>", lambda m: f"<{tag}{attrs(*next(cells, (False, 0.0)), tag)}>", match.group(0))
         return row
 
     head, sep, body = table_html.partition("<tbody>")
