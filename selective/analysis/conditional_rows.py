@@ -5,7 +5,9 @@ After a :class:`~selective.selectors.NoisyTopK` screen (the exponential mechanis
 randomized conditional p-value and interval instead:
 :func:`selective.conditional.randomized_inference` with the mechanism's Gumbel law
 (docs/THEORY.md 3.12), under the same scope rules and the same trust rule (with the selection's
-probability in place of the truncation interval's mass).
+probability in place of the truncation interval's mass). After a screen by signed clipped means
+the tested difference of the groups' means is not a ranked score: its law given the screen is
+:func:`selective.conditional.randomized_target_inference` (``_signed_target``).
 
 A test run with ``Analysis.test(spec, conditional_on=selection)`` gets, beside the ledger's
 corrected columns, a p-value and interval *conditional on the selection*: the candidate was
@@ -54,11 +56,12 @@ import scipy.special
 from ..conditional.winners import winners_inference
 from ..hypotheses.means import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest
 from ..selectors.base import declared_columns
-from ..selectors.clipped_scores import ClippedMeanScores
+from ..selectors.clipped_scores import ClippedMeanScores, SignedClippedMeanScores
 from ..selectors.dp import NoisyStatistic, SparseVectorScreen
 from ..selectors.scores import CandidateScores, TwoGroupScores
 from ..selectors.streaming import is_dask_frame
 from ..selectors.topk import NoisyTopK, TopK
+from ._signed_target import check_signed_test, signed_scores, signed_target
 from .carving_rows import CARVING_SELECTORS, CarvingLink, carving_cell, link_carving
 from .report import CONDITIONAL_COLUMNS, HYBRID_COLUMNS
 from .sources import CollectTooLargeError, collect_columns
@@ -95,12 +98,18 @@ class WinnersLink:
     candidate: Any
     value: float         # the tested value on the parameter's scale
     alternative: str
+    levels: tuple | None = None   # the test's group levels, after a signed clipped mean screen
 
 
-def _supported(score: Any) -> str | None:
+def _supported(score: Any, selector: Any) -> str | None:
     """Why ``score`` cannot be conditioned on, or None."""
     if isinstance(score, (TwoGroupScores, ClippedMeanScores)):
         return None
+    if isinstance(score, SignedClippedMeanScores):
+        return None if isinstance(selector, _RANDOMIZED) else (
+            "after a TopK screen by signed clipped means, inference on winners is not available (it tests the "
+            "ranked scores themselves); a NoisyTopK or SparseVectorScreen screen by the same score has its "
+            "randomized conditional column")
     if isinstance(score, CandidateScores):
         if score.target is not None or score.kind not in ("mean", "t"):
             return (f"CandidateScores(kind={score.kind!r}, target={score.target!r}) is not supported (only kind 'mean' "
@@ -134,12 +143,14 @@ def link_winners(spec: Any, selection: Any, selections: list,
     if isinstance(selector, NoisyStatistic) and selector.index is None:
         raise TypeError("`conditional_on`: the NoisyStatistic released a single number; the conditional column "
                         "needs a vector release with a declared `index` of candidates.")
-    problem = _supported(_score_of(selector))
+    problem = _supported(_score_of(selector), selector)
     if problem:
         raise TypeError(f"`conditional_on`: {problem}.")
     score = _score_of(selector)
-    column = getattr(spec, "column", None)
-    if isinstance(score, TwoGroupScores):
+    column, levels = getattr(spec, "column", None), None
+    if isinstance(score, SignedClippedMeanScores):
+        levels = check_signed_test(spec, score)
+    elif isinstance(score, TwoGroupScores):
         if not isinstance(spec, _TWO_SAMPLE) or spec.group != score.group or spec.levels != score.levels:
             raise ValueError(
                 f"`conditional_on`: the screen ranked differences of means of group {score.group!r} levels "
@@ -159,7 +170,7 @@ def link_winners(spec: Any, selection: Any, selections: list,
         raise ValueError(f"`conditional_on`: the test's column {column!r} is not among the selected candidates "
                          f"{chosen!r}.")
     return WinnersLink(step=step, selection=selection, selector=selector, candidate=column,
-                       value=float(spec.value), alternative=spec.alternative)
+                       value=float(spec.value), alternative=spec.alternative, levels=levels)
 
 
 def _two_group(score: TwoGroupScores, data: pd.DataFrame):
@@ -203,7 +214,10 @@ def _one_sample(score: Any, data: pd.DataFrame):
 def _z_trusted(link: WinnersLink, data: pd.DataFrame) -> float:
     """The trusted level of the large-sample z-test of the same hypothesis on the same rows."""
     score = _score_of(link.selector)
-    if isinstance(score, TwoGroupScores):
+    if isinstance(score, SignedClippedMeanScores):
+        z = TwoSampleZTest(column=link.candidate, group=score.sign_column, levels=link.levels, usevar="unequal",
+                           value=link.value, alternative=link.alternative)
+    elif isinstance(score, TwoGroupScores):
         usevar = "pooled" if score.kind == "student_t" else "unequal"
         z = TwoSampleZTest(column=link.candidate, group=score.group, levels=score.levels, usevar=usevar,
                            value=link.value, alternative=link.alternative)
@@ -383,8 +397,9 @@ def _fill_hybrid(cell: dict, res: Any, r: int, mu0: float, scale: float, u0: flo
 def _stats(link: WinnersLink, data: pd.DataFrame, cache: dict):
     score = _score_of(link.selector)
     if id(link.selection) not in cache:
-        cache[id(link.selection)] = _two_group(score, data) if isinstance(score, TwoGroupScores) else \
-            _one_sample(score, data)
+        cache[id(link.selection)] = (_two_group(score, data) if isinstance(score, TwoGroupScores) else
+                                     signed_scores(score, data) if isinstance(score, SignedClippedMeanScores) else
+                                     _one_sample(score, data))
     return cache[id(link.selection)]
 
 
@@ -415,19 +430,22 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
     raw = score(data) if isinstance(data, pd.DataFrame) else seen
     used = np.asarray(raw.reindex(labels) if isinstance(raw, pd.Series) else raw, dtype=float)
     # clipped means are read from an exact grid of spacing at most clip / 2^31 (rounded toward 0)
-    atol = float(score.clip) * 2.0**-30 if isinstance(score, ClippedMeanScores) else 1e-12
+    atol = float(score.clip) * 2.0**-30 if isinstance(score, (ClippedMeanScores, SignedClippedMeanScores)) else 1e-12
     if not np.allclose(used, seen, rtol=1e-9, atol=atol):
         return "conditional withheld: the recomputed statistics are not the scores the screen used"
     event, how = _event(sel, labels, link.selection.value)
     j = labels.index(link.candidate)
     nulls = np.zeros(len(labels))
     nulls[j] = link.value / scale[j]
-    key = ("randomized", id(link.selection), link.candidate, link.value, link.alternative, alpha)
+    key = ("randomized", id(link.selection), link.candidate, link.value, link.alternative, alpha, link.levels)
     if key not in cache:
         try:
-            cache[key] = randomized_inference(pd.Series(x, index=labels), sigma, event,
-                                              targets=[j], null_value=nulls, alpha=alpha,
-                                              alternative=link.alternative, absolute=bool(score.absolute))
+            if isinstance(score, SignedClippedMeanScores):
+                cache[key] = _signed_inference(score, data, link, x, sigma, event, idx, alpha)
+            else:
+                cache[key] = randomized_inference(pd.Series(x, index=labels), sigma, event,
+                                                  targets=[j], null_value=nulls, alpha=alpha,
+                                                  alternative=link.alternative, absolute=bool(score.absolute))
         except ValueError as exc:
             cache[key] = str(exc)
     res = cache[key]
@@ -455,6 +473,19 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
     return (f"{what}; conditional {shown} withheld: the selection has null probability "
             f"{math.exp(log_level) / alpha:.2g}, so a test at {alpha:g} uses the normal tail at "
             f"{math.exp(log_level):.2g}, below {u0:.2g} where the z-test is trusted")
+
+
+def _signed_inference(score, data, link, x, sigma, event, idx, alpha):
+    """The law of the tested difference of means given a screen by signed clipped means."""
+    from ..conditional.randomized_target import randomized_target_inference
+
+    target = signed_target(score, data, link.candidate, link.levels)
+    if isinstance(target, str):
+        return target
+    d, v, g = target
+    return randomized_target_inference(x, sigma, event, d, v, g[idx], null_value=link.value, alpha=alpha,
+                                       alternative=link.alternative, absolute=bool(score.absolute),
+                                       name=link.candidate)
 
 
 def _event(sel: Any, labels: list, value: tuple):

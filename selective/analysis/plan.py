@@ -53,7 +53,10 @@ stopping at the ``max_selected``-th crossing; no ``k``). ``conditional = true`` 
 test on its ``for_each`` step: on the ranking of a ``top_k`` step (inference on winners), or on
 the noisy choice of a ``noisy_top_k`` or ``sparse_vector`` step by ``clipped_mean`` (randomized
 selective inference), whose tests must test the clipped
-mean it ranked (``kind = "z"`` or ``"one_sample_t"`` with the step's ``clip``).
+mean it ranked (``kind = "z"`` or ``"one_sample_t"`` with the step's ``clip``), or by
+``signed_mean``, whose tests compare the step's ``group`` between ``positive`` and the other level
+(a two-sample test, e.g. ``kind = "welch_t"`` with ``levels`` naming both; the law of that
+difference of means given the noisy choice of the signed scores, docs/THEORY.md 3.12).
 ``randomized_lasso`` (``lam``, ``max_size``) and ``randomized_stepwise`` (``steps``) select
 features among ``candidates`` (or ``candidates_like``, the ``target`` left out) for a regression
 of ``target`` on a randomized response, with the declared error sd ``sigma`` (and optionally the

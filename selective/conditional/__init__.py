@@ -43,6 +43,7 @@ from .randomized import (
     randomized_inference,
 )
 from .randomized_response import draw_randomization, randomized_lasso_inference, randomized_stepwise_inference
+from .randomized_target import randomized_target_inference
 from .results import GroupInferenceResult, ManyMeansResult, SelectiveInferenceResult
 from .screening import ScreeningResult, TTestScreen, screening_inference
 from .sigma_estimate import SigmaEstimate, estimate_sigma
@@ -67,7 +68,7 @@ __all__ = [
     "estimate_sigma", "SigmaEstimate",
     # after a randomized (DP) selection (Tian and Taylor 2018)
     "randomized_inference", "RandomizedInferenceResult", "NoisyTopKEvent", "ThresholdEvent", "SparseVectorEvent",
-    "ReleaseEvent", "IntervalEvent",
+    "ReleaseEvent", "IntervalEvent", "randomized_target_inference",
     # after a lasso / forward stepwise selection on a randomized response (carving)
     "randomized_lasso_inference", "randomized_stepwise_inference", "draw_randomization",
     "RandomizedLassoSupport", "RandomizedForwardStepwise",

@@ -327,6 +327,10 @@ class ThresholdEvent:
     def noise_scale(self) -> float:
         return self.scale
 
+    def kink_scores(self) -> np.ndarray | None:
+        """The score at which log pi has a kink: the threshold (Laplace noise); None otherwise (smooth)."""
+        return np.asarray(self.threshold) if self.noise == "laplace" else None
+
     def check(self, m: int) -> None:
         if self.selected and max(self.selected) >= m:
             raise ValueError(f"`selected` {self.selected!r} must index the {m} candidates.")
