@@ -15,7 +15,6 @@ from ._checks import check_choice
 
 NOISES = ("laplace", "gaussian", "gumbel")
 _LOG_HALF = math.log(0.5)
-_LAGUERRE = np.polynomial.laguerre.laggauss(96)
 _GL8 = np.polynomial.legendre.leggauss(8)
 # the adaptive 1-d integrals (_panel_log_integral)
 _REACH = 60.0          # the mode is searched over the kinks and 0 +- this many noise scales
@@ -185,17 +184,16 @@ def _gumbel_set_log_prob(log_r: np.ndarray) -> np.ndarray:
     :math:`P=\int_0^\infty e^{-t}\prod_j(1-e^{-tr_j})\,dt` (the largest other noisy score is
     Gumbel with location :math:`b\log\sum_{rest}e^{s_i/b}`). k = 1: :math:`r/(1+r)`. Otherwise
     inclusion-exclusion, :math:`P=\sum_{A\subseteq S}(-1)^{|A|}/(1+\sum_{j\in A}r_j)`, where
-    it is at least 1e-3 (then at most 2^k 1e-16 / 1e-3 relative error for k <= 12), and
-    96-point Gauss-Laguerre quadrature of the integral where P is smaller (the r_j are then
-    small and the integrand smooth)."""
+    it is at least 1e-3 (then at most 2^k 1e-16 / 1e-3 relative error for k <= 12), and elsewhere
+    the integral in :math:`v=\log t`, whose integrand :math:`\exp(v-e^v)\prod_j(1-e^{-e^{v+\log
+    r_j}})` is log-concave (a Gumbel density times Gumbel distribution functions), by the adaptive
+    quadrature of :func:`_panel_log_integral`: about 1e-11 in log P against 30-digit quadrature, k up to
+    30 (a 96-point Gauss-Laguerre rule in t erred by up to 3e-3 for k > 12 with large r_j and
+    6e-5 for k <= 12 with r_j of very different sizes)."""
     G, k = log_r.shape
     if k == 1:
         return log_r[:, 0] - np.logaddexp(0.0, log_r[:, 0])
-    t, w = _LAGUERRE
-    with np.errstate(over="ignore"):
-        x = np.exp(log_r[:, None, :] + np.log(t)[None, :, None])                # (G, nodes, k)
-    terms = np.sum(np.log(-np.expm1(-x)), axis=2)                               # (G, nodes)
-    out = special.logsumexp(terms + np.log(w)[None, :], axis=1)
+    out = np.full(G, np.nan)
     if k <= 12:
         masks = (np.arange(1 << k)[:, None] >> np.arange(k)[None, :]) & 1     # (2^k, k)
         sign = np.where(masks.sum(axis=1) % 2 == 0, 1.0, -1.0)
@@ -204,8 +202,20 @@ def _gumbel_set_log_prob(log_r: np.ndarray) -> np.ndarray:
         log_RA = special.logsumexp(log_masks, axis=2)                           # (G, 2^k); -inf for A empty
         ie = np.sum(sign[None, :] * np.exp(-np.logaddexp(0.0, log_RA)), axis=1)
         use = ie >= 1e-3
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.where(use, np.log(np.where(use, ie, 1.0)), out)
+        out[use] = np.log(ie[use])
+    rows = np.flatnonzero(np.isnan(out))
+    if rows.size:
+        lr = log_r[rows]
+
+        def log_f(v):   # v (G', P, q): log of the integrand in v = log t, summed factor by factor
+            total = v - np.exp(v)
+            for j in range(k):
+                x = v + lr[:, j, None, None]
+                with np.errstate(over="ignore"):
+                    total = total + np.where(x < -20.0, x - 0.5 * np.exp(np.minimum(x, -20.0)),
+                                             np.log(-np.expm1(-np.exp(np.maximum(x, -20.0)))))
+            return total
+        out[rows] = _panel_log_integral(log_f, -lr, 1.0, smooth=True)
     return out
 
 
