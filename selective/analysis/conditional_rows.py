@@ -333,7 +333,7 @@ def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache
         x = est / scale
         sigma = cov / np.outer(scale, scale)
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(sigma)) and np.all(np.diag(sigma) > 0)):
-        return "conditional withheld: a candidate's statistic or variance is not finite or is zero"
+        return _degenerate(x, sigma, labels)
     k = link.selector.k
     by = "abs" if score.absolute else "value"
     keyed = np.abs(x) if by == "abs" else x
@@ -364,6 +364,14 @@ def _fill(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: float, cache
     return (f"{what}; conditional {shown} withheld: the selection event has null probability "
             f"{math.exp(log_level) / alpha:.2g}, so a test at {alpha:g} uses the normal tail at "
             f"{math.exp(log_level):.2g}, below {u0:.2g} where the z-test is trusted; {hybrid}")
+
+
+def _degenerate(x: np.ndarray, sigma: np.ndarray, labels: list) -> str:
+    """The withheld note when a candidate's statistic or variance is not finite or is zero, naming them."""
+    bad = [labels[i] for i in range(len(labels))
+           if not (np.isfinite(x[i]) and np.all(np.isfinite(sigma[i])) and sigma[i, i] > 0)]
+    return (f"conditional withheld: the statistic or variance of candidate(s) {bad[:5]!r} is not finite or is zero "
+            "(a constant column?), and the covariance of the candidates' statistics needs every one")
 
 
 def _fill_hybrid(cell: dict, res: Any, r: int, mu0: float, scale: float, u0: float, alpha: float,
@@ -425,7 +433,7 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
         x = est / scale
         sigma = cov / np.outer(scale, scale)
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(sigma)) and np.all(np.diag(sigma) > 0)):
-        return "conditional withheld: a candidate's statistic or variance is not finite or is zero"
+        return _degenerate(x, sigma, labels)
     seen = np.abs(x) if score.absolute else x
     raw = score(data) if isinstance(data, pd.DataFrame) else seen
     used = np.asarray(raw.reindex(labels) if isinstance(raw, pd.Series) else raw, dtype=float)

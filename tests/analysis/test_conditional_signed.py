@@ -180,3 +180,12 @@ def test_a_plan_with_a_signed_mean_screen_gets_the_column():
     assert a.selections[0].value == sel.value
     assert not math.isnan(want.pvalue_conditional.iloc[0])
     pd.testing.assert_series_equal(got.pvalue_conditional, want.pvalue_conditional)
+
+
+def test_a_constant_candidate_is_named_when_it_withholds_the_column():
+    frame = _frame(np.random.default_rng(1), shift=1.5)
+    frame["m3"] = 1.0           # its signed score has variance 0: no joint normal law of the scores
+    sel, f = _run(frame, 2, _welch, _screen(len(frame), epsilon=5.0))
+    assert sel.value == ("m0",)
+    assert math.isnan(f.pvalue_conditional.iloc[0])
+    assert "the statistic or variance of candidate(s) ['m3'] is not finite or is zero" in f.note.iloc[0]
