@@ -41,7 +41,8 @@ ELSEWHERE = {name: "test_scenarios_trusted.py" for name in (
     "trusted_two_proportion_rare", "trusted_welch_skewed", "trusted_studentised_mean_skewed",
     "trusted_spearman_small_n", "trusted_poisson_exposure", "unknown_sigma_stepwise", "noisy_topk_thm20_eps0.3",
     "noisy_topk_thm20_eps2", "trusted_t_mean_skewed", "trusted_student_skewed")}
-_SHARP = ("sharp_topk_winners_fission", "sharp_topk_signal", "sharp_noisy_topk_randomized", "sharp_noisy_topk_signal")
+_SHARP = ("sharp_topk_winners_fission", "sharp_topk_signal", "sharp_noisy_topk_randomized", "sharp_noisy_topk_signal",
+          "sharp_signed_noisy_topk", "sharp_signed_noisy_topk_signal")
 ELSEWHERE.update({name: "test_scenarios_sharp.py" for name in _SHARP})
 ELSEWHERE.update({name: "test_signal_regression.py" for name in (
     "preregistered_signal", "lasso_support_signal", "forward_stepwise_signal", "unknown_sigma_stepwise_signal")})

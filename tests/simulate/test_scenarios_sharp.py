@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from selective.validation.scenarios import SCENARIOS, SharpNoisyTopK, SharpTopK
 from selective.validation.validate import validate, verdicts
@@ -66,3 +67,36 @@ def test_noisy_screen_signal_variant_tests_a_real_effect():
     assert rep["pvalue_oracle"][1] == 0
     assert all(0.0 <= p <= 1.0 for c, (p, _) in rep.items() if p == p)
     assert sc.certificates()[0].epsilon == 0.2 and sc.sensitivity == 2 * 3.0 / 1000
+
+
+def test_signed_screen_scenario_every_valid_column_holds_under_the_null():
+    # 200 replications of the DP screen by signed clipped means (arms of 500 and 1,500 rows,
+    # outcome means from -0.5 to 0.5, so that the signed scores' nuisance means drive much of
+    # the choice); a correct column fails the one-sided exact binomial check at 1e-6 with
+    # probability at most 1e-6 per level. The conditional column is shown in most replications.
+    from selective.validation.scenarios import SharpSignedNoisyTopK
+
+    sc = SCENARIOS["sharp_signed_noisy_topk"]
+    assert isinstance(sc, SharpSignedNoisyTopK) and not sc.effects and sc.treated_fraction == 0.25
+    res = validate([sc], n_reps=200, progress=False, seed=7)[sc.name]
+    table = verdicts({sc.name: res}).set_index("column")
+    valid = table.drop(index="pvalue_naive")
+    assert set(valid.index) >= {"pvalue_randomized", "pvalue_oracle", "pvalue_split", "pvalue_best"}
+    assert (valid["verdict"] == "holds").all(), valid.to_string()
+    withheld = [np.isnan(sc.analyse(np.random.default_rng(i))["pvalue_randomized"][0]) for i in range(10)]
+    assert sum(withheld) <= 2
+
+
+def test_signed_screen_scenario_draws_what_it_states():
+    sc = SCENARIOS["sharp_signed_noisy_topk_signal"]
+    frame = sc.draw(np.random.default_rng(1))
+    assert (frame["arm"] == "a").sum() == 500 and (frame["arm"] == "b").sum() == 1500
+    assert sc.sensitivity == 2 * 3.0 / 2000 and sc.certificates()[0].epsilon == 0.2
+    means = frame.groupby("arm")[list(sc.names)].mean()
+    # outcome means spread over +-0.5 (clipping at 3 barely moves them); the real effects in arm "a"
+    assert means.loc["b", "y29"] - means.loc["b", "y00"] == pytest.approx(1.0, abs=0.15)
+    assert (means.loc["a", ["y00", "y01", "y02"]] - means.loc["b", ["y00", "y01", "y02"]]).min() > 0.05
+    rep = sc.analyse(np.random.default_rng(3))
+    assert set(rep) == set(sc.columns) and rep["pvalue_oracle"][1] == 0
+    with pytest.raises(ValueError, match="`treated_fraction` 0.001 leaves an arm of 2 of the 2000 rows"):
+        type(sc)(n_per_arm=1000, treated_fraction=0.001)

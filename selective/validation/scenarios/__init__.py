@@ -44,7 +44,7 @@ from .registry import SCENARIOS, get_scenario, scenario_names
 from .regression import ForwardStepwisePath, LassoFixedLambda
 from .selection import Preregistered, TopKNoise
 from .sharp import SharpTopK
-from .sharp_dp import SharpNoisyTopK
+from .sharp_dp import SharpNoisyTopK, SharpSignedNoisyTopK
 from .sigma import UnknownSigmaStepwise
 from .trusted import (
     PoissonExposure,
@@ -73,6 +73,7 @@ __all__ = [
     "WelchSkewed",
     "SharpTopK",
     "SharpNoisyTopK",
+    "SharpSignedNoisyTopK",
     "StudentisedMeanSkewed",
     "StudentTMeanSkewed",
     "StudentTwoSampleSkewed",

@@ -10,7 +10,7 @@ from .holdout import HoldoutReuse
 from .regression import ForwardStepwisePath, LassoFixedLambda
 from .selection import Preregistered, TopKNoise
 from .sharp import SharpTopK
-from .sharp_dp import SharpNoisyTopK
+from .sharp_dp import SharpNoisyTopK, SharpSignedNoisyTopK
 from .sigma import UnknownSigmaStepwise
 from .trusted import PoissonExposure, SpearmanSmallN, StudentisedMeanSkewed, TwoProportionRare, WelchSkewed
 from .trusted_model import StudentTMeanSkewed, StudentTwoSampleSkewed
@@ -64,6 +64,10 @@ SCENARIOS: dict[str, Scenario] = {
         PoissonExposure(name="trusted_poisson_exposure_signal", effects=(1.6, 1.6, 1.6)),
         SpearmanSmallN(name="trusted_spearman_small_n_signal", effects=(0.85, 0.85, 0.85)),
         StudentTwoSampleSkewed(name="trusted_student_skewed_signal", effects=(2.3, 2.3, 2.3)),
+        # screens by signed clipped means, arms of unequal size (the plan score signed_mean)
+        SharpSignedNoisyTopK(n_per_arm=1000, epsilon=0.2),
+        SharpSignedNoisyTopK(name="sharp_signed_noisy_topk_signal", n_per_arm=1000, epsilon=0.2,
+                             effects=(0.16, 0.16, 0.16)),
     )
 }
 """The scenario library, by name, in a fixed order: :func:`selective.validation.validate.validate`

@@ -37,7 +37,7 @@ from ..splitting import split_rows
 from .base import _STANDARD, Scenario
 from .sharp import TwoArmOutcomes, replicate_by_feature, welch_test
 
-__all__ = ["SharpNoisyTopK"]
+__all__ = ["SharpNoisyTopK", "SharpSignedNoisyTopK"]
 
 _EXTRA = ("pvalue_randomized", "pvalue_oracle")
 
@@ -111,7 +111,7 @@ class SharpNoisyTopK(TwoArmOutcomes, Scenario):
         frame["arm"] = np.repeat(["a", "b"], self.n_per_arm)
         return frame
 
-    def _screen(self, n_per_arm: int):
+    def _screen(self, n_per_arm: int, n_rows: int | None = None):
         from ...selectors.scores import TwoGroupScores
         from ...selectors.topk import NoisyTopK
 
@@ -130,7 +130,7 @@ class SharpNoisyTopK(TwoArmOutcomes, Scenario):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             a = Analysis(frame, rng=rng, n_candidates=self.n_features)
-            screen = self._screen(self.n_per_arm)
+            screen = self._screen(self.n_per_arm, self.n_rows)
             a.preregister(screen)
             sel = a.select(screen)
             j = self.names.index(sel.value[0])
@@ -142,10 +142,71 @@ class SharpNoisyTopK(TwoArmOutcomes, Scenario):
             parts = split_rows(self.n_rows, fraction=self.split_fraction, rng=rng, stratify=frame["arm"].to_numpy())
             first, second = frame.iloc[parts.select], frame.iloc[parts.test]
             half = int(min(np.sum(first["arm"].to_numpy() == "a"), np.sum(first["arm"].to_numpy() == "b")))
-            chosen = self._screen(max(half, 1)).select(first, rng).value[0]
+            chosen = self._screen(max(half, 1), len(first)).select(first, rng).value[0]
             out["pvalue_split"] = (float(self._welch(chosen).run(second).pvalue_naive), self.names.index(chosen))
             out["pvalue_oracle"] = (float(self._welch(self.names[0]).run(frame).pvalue_naive), 0)
         return out
 
     def replicate_many(self, rngs):
         return replicate_by_feature(self, rngs)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharpSignedNoisyTopK(SharpNoisyTopK):
+    """As :class:`SharpNoisyTopK`, with unequal arms and outcome means, the screen ranking signed
+    clipped means (:class:`~selective.selectors.clipped_scores.SignedClippedMeanScores`, +1 in
+    arm "a" and -1 in arm "b": the plan score ``signed_mean``; replace-one sensitivity 2c/n over
+    all rows). Arm "a" holds ``treated_fraction`` of the ``2 n_per_arm`` rows, and outcome j has
+    mean ``offsets[j]`` in both arms, evenly spaced over +-``offset``: under the null a signed
+    score then has mean (2 f - 1) times the outcome's clipped mean, which drives part of the
+    choice. The winner's Welch test of the difference of arm means is not a ranked score: its
+    conditional column is the law of that difference given the noisy choice of the signed scores
+    (:func:`selective.conditional.randomized_target_inference`, docs/THEORY.md 3.12). With equal
+    arms and no offsets it is :class:`SharpNoisyTopK` exactly (the signed score is half the
+    difference, its sensitivity half as large).
+
+    Truth: outcome j is null iff j >= ``len(effects)`` (the offsets are the same in both arms);
+    with ``effects=()`` (the default) every outcome is null.
+    """
+
+    name: str = "sharp_signed_noisy_topk"
+    treated_fraction: float = 0.25
+    offset: float = 0.5
+    description: ClassVar[str] = ("noisy top-1 (exponential mechanism) of clipped normal outcomes with unequal means "
+                                  "by |signed clipped mean| (+1 in one arm, -1 in the other; arms of unequal size), "
+                                  "through the report: ledger, randomized conditional inference of the difference of "
+                                  "means, splitting, oracle")
+
+    def __post_init__(self) -> None:
+        SharpNoisyTopK.__post_init__(self)
+        check_in_interval("treated_fraction", self.treated_fraction, low=0.0, high=1.0, closed="neither")
+        check_positive("offset", self.offset, allow_zero=True)
+        n_a = round(self.treated_fraction * self.n_rows)
+        if min(n_a, self.n_rows - n_a) < 4:
+            small = min(n_a, self.n_rows - n_a)
+            raise ValueError(f"`treated_fraction` {self.treated_fraction!r} leaves an arm of {small} of the "
+                             f"{self.n_rows} rows; each arm needs at least 4.")
+
+    @property
+    def sensitivity(self) -> float:
+        """Replace-one sensitivity of a signed clipped mean over all rows: 2c/n."""
+        return 2.0 * self.clip / self.n_rows
+
+    def draw(self, rng: np.random.Generator) -> pd.DataFrame:
+        n, m = self.n_rows, self.n_features
+        n_a = round(self.treated_fraction * n)
+        x = math.sqrt(self.rho) * rng.standard_normal((n, 1)) + math.sqrt(1 - self.rho) * rng.standard_normal((n, m))
+        x += np.linspace(-self.offset, self.offset, m)
+        if self.effects:
+            x[:n_a, : len(self.effects)] += np.asarray(self.effects)
+        frame = pd.DataFrame(np.clip(x, -self.clip, self.clip), columns=list(self.names))
+        frame["arm"] = np.where(np.arange(n) < n_a, "a", "b")
+        return frame
+
+    def _screen(self, n_per_arm: int, n_rows: int | None = None):
+        from ...selectors.clipped_scores import SignedClippedMeanScores
+        from ...selectors.topk import NoisyTopK
+
+        score = SignedClippedMeanScores(self.names, "arm", "a", clip=self.clip, absolute=True)
+        return NoisyTopK(k=1, epsilon=self.epsilon, sensitivity=score.sensitivity(n_rows or 2 * n_per_arm),
+                         score=score, candidates=self.names)
