@@ -466,8 +466,10 @@ def _fill_randomized(cell: dict, link: WinnersLink, data: pd.DataFrame, alpha: f
     log_level = (float(res.log_boundary_tail[0]) if release
                  else math.log(alpha) + float(res.log_selection_probability[0]))
     level_ok = u0 <= 0 or log_level >= math.log(u0)
+    jointly = ("the candidates' signed clipped means and the tested difference of means" if
+               isinstance(score, SignedClippedMeanScores) else "the candidates' statistics")
     what = (f"conditional: given the {how} of step {link.step + 1} (randomized selective inference; Tian and Taylor "
-            "2018), assumes the candidates' statistics jointly normal with the estimated covariance")
+            f"2018), assumes {jointly} jointly normal with the estimated covariance")
     if level_ok or res.pvalue_naive[0] >= u0:
         cell["pvalue_conditional"] = float(res.pvalue[0])
     if level_ok:

@@ -85,6 +85,7 @@ def test_signed_screen_gets_the_law_of_the_difference_of_means():
     shown = 0
     for r, c in enumerate(sel.value):
         assert "noisy top-2 selection" in f.note.iloc[r]
+        assert "signed clipped means and the tested difference of means jointly normal" in f.note.iloc[r]
         if math.isnan(f.pvalue_conditional.iloc[r]):
             continue
         shown += 1
