@@ -383,13 +383,8 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
     largest noisy score). docs/THEORY.md 3.12.
     """
     names = list(scores.index) if isinstance(scores, pd.Series) else None
-    z = np.asarray(scores, dtype=float).ravel()
+    z, S = _scores_and_cov(scores, cov)
     m = z.size
-    if m == 0 or not np.all(np.isfinite(z)):
-        raise ValueError(f"`scores` must be a non-empty vector of finite numbers; got {scores!r}.")
-    S = np.asarray(cov, dtype=float)
-    if S.shape != (m, m) or not np.all(np.isfinite(S)) or not np.allclose(S, S.T, rtol=1e-10, atol=0):
-        raise ValueError(f"`cov` must be a finite symmetric ({m}, {m}) matrix; got shape {S.shape}.")
     if not np.all(np.diag(S) > 0):
         raise ValueError("`cov` must have a positive diagonal (every score has a positive variance).")
     low = float(np.linalg.eigvalsh(S)[0])
@@ -438,6 +433,18 @@ def randomized_inference(scores: Any, cov: Any, event: Any, *, targets: Any = No
         pvalue_naive=naive, ci=ci, log_selection_probability=logsel, log_boundary_tail=edge, alpha=alpha,
         alternative=alternative,
         event=event, method=f"randomized selective inference ({type(event).__name__}, {_noise_of(event)} noise)")
+
+
+def _scores_and_cov(scores: Any, cov: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The scores as a finite vector and ``cov`` as a finite symmetric matrix of their size, or raise."""
+    z = np.asarray(scores, dtype=float).ravel()
+    m = z.size
+    if m == 0 or not np.all(np.isfinite(z)):
+        raise ValueError(f"`scores` must be a non-empty vector of finite numbers; got {scores!r}.")
+    S = np.asarray(cov, dtype=float)
+    if S.shape != (m, m) or not np.all(np.isfinite(S)) or not np.allclose(S, S.T, rtol=1e-10, atol=0):
+        raise ValueError(f"`cov` must be a finite symmetric ({m}, {m}) matrix; got shape {S.shape}.")
+    return z, S
 
 
 def _one_target(law: _ConditionalLaw, x_obs: float, null: float, sig: float, alpha: float, alternative: str,

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ._checks import check_alpha, check_choice
-from .randomized import RandomizedInferenceResult, _law, _noise_of, _one_target
+from .randomized import RandomizedInferenceResult, _law, _noise_of, _one_target, _scores_and_cov
 
 __all__ = ["randomized_target_inference"]
 
@@ -90,13 +90,8 @@ def randomized_target_inference(scores: Any, cov: Any, event: Any, estimate: flo
     ``cov``) this is :func:`~selective.conditional.randomized_inference` for that score. Module
     docstring for the law; docs/THEORY.md 3.12.
     """
-    z = np.asarray(scores, dtype=float).ravel()
+    z, S = _scores_and_cov(scores, cov)
     m = z.size
-    if m == 0 or not np.all(np.isfinite(z)):
-        raise ValueError(f"`scores` must be a non-empty vector of finite numbers; got {scores!r}.")
-    S = np.asarray(cov, dtype=float)
-    if S.shape != (m, m) or not np.all(np.isfinite(S)) or not np.allclose(S, S.T, rtol=1e-10, atol=0):
-        raise ValueError(f"`cov` must be a finite symmetric ({m}, {m}) matrix; got shape {S.shape}.")
     t, v = _finite("estimate", estimate), _finite("variance", variance)
     if v <= 0:
         raise ValueError(f"`variance` must be positive; got {variance!r}.")

@@ -50,13 +50,19 @@ def test_noisy_screen_scenario_every_valid_column_holds_under_the_null():
     # 1e-6 per level.
     sc = SCENARIOS["sharp_noisy_topk_randomized"]
     assert isinstance(sc, SharpNoisyTopK) and not sc.effects
+    _noisy_screen_holds(sc)
+
+
+def _noisy_screen_holds(sc):
+    """200 null replications: every valid column holds; the randomized column is withheld at
+    most rarely (trusted normal tails: at most 2 of 10 replications)."""
     res = validate([sc], n_reps=200, progress=False, seed=7)[sc.name]
     table = verdicts({sc.name: res}).set_index("column")
     valid = table.drop(index="pvalue_naive")
     assert set(valid.index) >= {"pvalue_randomized", "pvalue_oracle", "pvalue_split", "pvalue_best"}
     assert (valid["verdict"] == "holds").all(), valid.to_string()
     withheld = [np.isnan(sc.analyse(np.random.default_rng(i))["pvalue_randomized"][0]) for i in range(10)]
-    assert sum(withheld) <= 2  # the randomized column is withheld at most rarely (trusted normal tails)
+    assert sum(withheld) <= 2
 
 
 def test_noisy_screen_signal_variant_tests_a_real_effect():
@@ -78,13 +84,7 @@ def test_signed_screen_scenario_every_valid_column_holds_under_the_null():
 
     sc = SCENARIOS["sharp_signed_noisy_topk"]
     assert isinstance(sc, SharpSignedNoisyTopK) and not sc.effects and sc.treated_fraction == 0.25
-    res = validate([sc], n_reps=200, progress=False, seed=7)[sc.name]
-    table = verdicts({sc.name: res}).set_index("column")
-    valid = table.drop(index="pvalue_naive")
-    assert set(valid.index) >= {"pvalue_randomized", "pvalue_oracle", "pvalue_split", "pvalue_best"}
-    assert (valid["verdict"] == "holds").all(), valid.to_string()
-    withheld = [np.isnan(sc.analyse(np.random.default_rng(i))["pvalue_randomized"][0]) for i in range(10)]
-    assert sum(withheld) <= 2
+    _noisy_screen_holds(sc)
 
 
 def test_signed_screen_scenario_draws_what_it_states():
