@@ -39,3 +39,39 @@ def assert_null_column_holds(frames: Iterable[pd.DataFrame], *, naive_above: flo
     assert np.mean(np.isnan(pc)) < max_withheld
     for level in levels:
         assert_rate_at_most(int(np.sum(pc <= level)), len(pc), level)
+
+
+def assert_refused_without_a_row(frame: pd.DataFrame, screen, spec, error, match: str, *, winner=("m0",)) -> None:
+    """A screen on ``frame`` (analysis seed 2) picks ``winner``; conditioning ``spec`` on it is
+    refused with ``error`` matching ``match``, and the refused test leaves no row in the report."""
+    import warnings
+
+    import pytest
+
+    from selective import Analysis
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Analysis(frame, rng=2)
+        sel = a.select(screen)
+    assert sel.value == winner
+    with pytest.raises(error, match=match):
+        a.test(spec, conditional_on=sel)
+    with pytest.raises(ValueError, match="no test has been run"):
+        a.report()
+
+
+def run_conditioned(frame: pd.DataFrame, seed, screen, spec_of):
+    """One analysis (seed ``seed``): ``screen``, then ``spec_of(c)`` conditioned on it for every
+    winner c; returns the selection and the report's frame."""
+    import warnings
+
+    from selective import Analysis
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = Analysis(frame, rng=seed)
+        sel = a.select(screen)
+        for c in sel.value:
+            a.test(spec_of(c), conditional_on=sel)
+        return sel, a.report().frame

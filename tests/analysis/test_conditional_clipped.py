@@ -5,16 +5,14 @@ then gets the randomized selective p-value of that mean (docs/THEORY.md 3.12).""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from selective import Analysis
 from selective.hypotheses import OneSampleTTest, OneSampleZTest
 from selective.selectors import ClippedMeanScores, NoisyTopK
-from tests.conditional_helpers import assert_null_column_holds
+from tests.conditional_helpers import assert_null_column_holds, assert_refused_without_a_row, run_conditioned
 
 COLS = [f"m{i}" for i in range(10)]
 CLIP = 2.0
@@ -34,13 +32,7 @@ def _screen(n, epsilon=1.0, k=1):
 
 
 def _run(frame, seed, spec_of, screen=None):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a = Analysis(frame, rng=seed)
-        sel = a.select(screen or _screen(len(frame)))
-        for c in sel.value:
-            a.test(spec_of(c), conditional_on=sel)
-        return sel, a.report().frame
+    return run_conditioned(frame, seed, screen or _screen(len(frame)), spec_of)
 
 
 def test_clipped_screen_gets_the_randomized_column_of_the_clipped_means():
@@ -84,17 +76,8 @@ def test_clipped_screen_null_winner_holds_its_level():
     (OneSampleTTest(column="m0", clip=3.0), r"give the test clip=2\.0; got clip=3\.0"),
 ])
 def test_the_test_must_clip_as_the_screen_did(spec, match):
-    rng = np.random.default_rng(1)
-    frame = _frame(rng, shift=1.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a = Analysis(frame, rng=2)
-        sel = a.select(_screen(len(frame), epsilon=5.0))
-    assert sel.value == ("m0",)
-    with pytest.raises(ValueError, match=match):
-        a.test(spec, conditional_on=sel)
-    with pytest.raises(ValueError, match="no test has been run"):  # the refused test left no row
-        a.report()
+    frame = _frame(np.random.default_rng(1), shift=1.0)
+    assert_refused_without_a_row(frame, _screen(len(frame), epsilon=5.0), spec, ValueError, match)
 
 
 def test_clip_of_a_one_sample_test():

@@ -16,7 +16,7 @@ from selective import Analysis
 from selective.hypotheses import OneSampleZTest, TwoSampleTTest, TwoSampleZTest
 from selective.selectors import NoisyTopK, SparseVectorScreen, TopK
 from selective.selectors.clipped_scores import SignedClippedMeanScores
-from tests.conditional_helpers import assert_null_column_holds
+from tests.conditional_helpers import assert_null_column_holds, assert_refused_without_a_row, run_conditioned
 
 COLS = [f"m{i}" for i in range(10)]
 CLIP = 2.0
@@ -48,13 +48,7 @@ def _welch(column, levels=LEVELS, **kw):
 
 
 def _run(frame, seed, spec_of, screen=None):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a = Analysis(frame, rng=seed)
-        sel = a.select(screen or _screen(len(frame)))
-        for c in sel.value:
-            a.test(spec_of(c), conditional_on=sel)
-        return sel, a.report().frame
+    return run_conditioned(frame, seed, screen or _screen(len(frame)), spec_of)
 
 
 def _reference(frame, chosen, column, scale, levels=LEVELS, alternative="two-sided"):
@@ -138,15 +132,7 @@ def test_a_sparse_vector_screen_by_signed_means_gets_the_column():
 ])
 def test_the_test_must_compare_the_screens_groups(spec, error, match):
     frame = _frame(np.random.default_rng(1), shift=1.5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a = Analysis(frame, rng=2)
-        sel = a.select(_screen(len(frame), epsilon=5.0))
-    assert sel.value == ("m0",)
-    with pytest.raises(error, match=match):
-        a.test(spec, conditional_on=sel)
-    with pytest.raises(ValueError, match="no test has been run"):  # the refused test left no row
-        a.report()
+    assert_refused_without_a_row(frame, _screen(len(frame), epsilon=5.0), spec, error, match)
 
 
 def test_a_third_group_withholds_the_column_with_its_reason():
