@@ -16,7 +16,7 @@ from selective.analysis.report import CONDITIONAL_COLUMNS, HYBRID_COLUMNS, TABLE
 from selective.conditional import winners_inference
 from selective.hypotheses import OneSampleTTest, OneSampleZTest, TwoSampleTTest, TwoSampleZTest
 from selective.selectors import CandidateScores, NoisyTopK, TopK, TwoGroupScores
-from tests.conditional_helpers import assert_null_column_holds, two_arm_frame
+from tests.conditional_helpers import assert_null_column_holds, run_conditioned, two_arm_frame
 from tests.stats_helpers import assert_rate_at_most
 
 COLS = [f"x{i}" for i in range(30)]
@@ -246,13 +246,7 @@ def _noisy_screen(epsilon, k=1, sensitivity=1.0, cols=COLS):
 def _screen_and_test(frame, seed, screen):
     """Run ``screen`` in a fresh analysis of ``frame``, Welch-test every selected column
     conditionally on it; return the selection and the report's frame."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a = Analysis(frame, rng=seed)
-        sel = a.select(screen)
-    for c in sel.value:
-        a.test(_welch(c), conditional_on=sel)
-    return sel, a.report().frame
+    return run_conditioned(frame, seed, screen, _welch)
 
 
 def _arm_statistics(frame, cols):
