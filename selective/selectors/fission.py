@@ -31,6 +31,11 @@ Decompositions (each exact under its model, rows independent, covariates fixed):
   variance (a z test). With :math:`\sigma` estimated the decomposition is approximate (the two
   parts are not independent); a larger :math:`\tau` keeps more information for the confirmation.
 
+The three agree in law with R datathin (Neufeld and Dharamshi), the reference implementation of
+data thinning; Gaussian fission with ``tau`` is its normal thinning with ``K = 2`` and
+``epsilon = (1 / (1 + tau**2), tau**2 / (1 + tau**2))``, rescaled: ``f = X1 / epsilon``,
+``g = X2 / (1 - epsilon)`` (checked through the rpy2 bridge in the test suite; docs/THEORY.md 3.10).
+
 What breaks them: overdispersion (Poisson thinning of negative-binomial counts leaves the parts
 dependent), a wrong :math:`\sigma`, dependent rows, or choosing :math:`\varepsilon` / :math:`\tau`
 after looking at the data. Each function's result records the model it assumes so that a report
