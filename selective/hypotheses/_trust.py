@@ -63,20 +63,9 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
-__all__ = [
-    "RATE_TOLERANCE",
-    "EDGEWORTH_SAFETY",
-    "LEVEL_GRID",
-    "discrete_trusted_level",
-    "studentised_trusted_level",
-    "spearman_trusted_level",
-    "permutation_rule",
-    "certified_trusted_level",
-    "skewness_bound",
-    "studentised_mean_skewness",
-    "welch_skewness",
-    "pitman_moments",
-]
+__all__ = ["RATE_TOLERANCE", "EDGEWORTH_SAFETY", "LEVEL_GRID", "discrete_trusted_level", "studentised_trusted_level",
+           "spearman_trusted_level", "permutation_rule", "certified_trusted_level", "skewness_bound",
+           "studentised_mean_skewness", "welch_skewness", "pitman_moments"]
 
 #: Allowed relative excess of an asymptotic p-value's rejection rate (Bradley 1978, stringent).
 RATE_TOLERANCE = 0.1
@@ -265,9 +254,8 @@ def welch_skewness(x1: np.ndarray, x2: np.ndarray, axis: int = -1) -> np.ndarray
     return np.where(tau > 0, out, np.inf)
 
 
-def glm_trusted_level(
-    exog: np.ndarray, mu: np.ndarray, columns: list[int], family: str, *, alternative: str
-) -> float | np.ndarray:
+def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], family: str, *, alternative: str,
+                      trials: np.ndarray | None = None) -> float | np.ndarray:
     """Trusted level of a GLM Wald p-value from the shape of the tested coefficients' scores.
 
     For a tested column :math:`j`, :math:`\\tilde x` is :math:`x_j` minus its weighted projection
@@ -276,7 +264,8 @@ def glm_trusted_level(
     :math:`\\gamma = \\sum \\tilde x^3 \\kappa_3 / (\\sum \\tilde x^2 v)^{3/2}` and excess kurtosis
     :math:`\\kappa = \\sum \\tilde x^4 \\kappa_4 / (\\sum \\tilde x^2 v)^2`, with the cumulants
     :math:`\\kappa_3 = \\kappa_4 = \\mu` (Poisson) or :math:`\\mu(1-\\mu)(1-2\\mu)` and
-    :math:`\\mu(1-\\mu)(1-6\\mu(1-\\mu))` (Bernoulli). The relative tail error charged is
+    :math:`\\mu(1-\\mu)(1-6\\mu(1-\\mu))` (Bernoulli; times ``trials`` :math:`m_i` for a count of
+    :math:`m_i` trials, whose cumulants are the sums of the trials'). The relative tail error charged is
     :math:`[\\tfrac{|\\gamma|}{6}(2x^2+1) + \\tfrac{|\\kappa|}{24}|x^3-3x| + h]\\,\\varphi(x)/q`, doubled
     (:data:`EDGEWORTH_SAFETY`), where :math:`h` is the lattice step of :math:`\\sum_i x_{ij} y_i`
     in standard units when the column's values lie on a grid (a binary or count covariate:
@@ -291,6 +280,8 @@ def glm_trusted_level(
     else:
         v = mu * (1.0 - mu)
         k3, k4 = v * (1.0 - 2.0 * mu), v * (1.0 - 6.0 * v)
+        if trials is not None:
+            v, k3, k4 = (np.asarray(trials, dtype=float) * c for c in (v, k3, k4))
     q, x = _tail(alternative)
     mills = _mills(x, q)
     ok = np.ones(mu.shape[:-1] + LEVEL_GRID.shape, dtype=bool)

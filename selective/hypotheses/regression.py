@@ -467,7 +467,9 @@ def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level
     outcomes only through their stratum totals (canonical link), which the permutations keep,
     so the score :math:`U = \\tilde X^\\top (y_\\pi - \\hat\\mu_0)` is linear in the permuted
     outcomes. Returns None when fewer than half of the rows share their nuisance values with
-    another row (the permutations could then barely move anything).
+    another row (the permutations could then barely move anything), and for counts of successes
+    whose numbers of trials differ within a stratum (their laws differ, so they are not
+    exchangeable; measured: 3.5% at 0.01 with 1 and 30 trials by group).
     """
     exog = np.asarray(fit.model.exog, dtype=float)
     y = np.asarray(fit.model.endog, dtype=float)
@@ -479,6 +481,9 @@ def _score_permutation(spec, fit, result: TestResult, terms: list[str], *, level
     sizes = np.bincount(strata)
     if np.mean(sizes[strata] >= 2) < 0.5:
         return None
+    trials = _trust_model.binomial_trials(fit)
+    if trials is not None and pd.Series(trials).groupby(strata).nunique().max() > 1:
+        return None  # counts of unequal trials in a stratum are not exchangeable (docs/THEORY.md 7.1)
     n_resamples = _resample.n_resamples_for(level, max_resamples)
     if n_resamples is None:
         return None
