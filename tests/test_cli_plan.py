@@ -814,6 +814,46 @@ def test_fission_and_conditional_plans_run_audit_and_verify(work, capsys, fissio
         assert code != 0 and "pvalue_hybrid" in out + err
 
 
+_BINOMIAL_PLAN = """
+[analysis]
+seed = 3
+[fission]
+columns_like = "s*"
+method = "binomial"
+trials = "m"
+epsilon = 0.5
+[[select]]
+selector = "top_k"
+k = 1
+candidates_like = "s*"
+score = "abs_corr"
+target = "x"
+[[test]]
+kind = "logit"
+for_each = 1
+formula = "{selected} + I(m - {selected}) ~ x"
+term = "x"
+"""
+
+
+def test_binomial_thinning_plan_runs_and_verifies(work, capsys):
+    rng = np.random.default_rng(7)
+    m = rng.integers(3, 21, size=150)
+    frame = pd.DataFrame(rng.binomial(m[:, None], 0.3, size=(150, 8)), columns=[f"s{i}" for i in range(8)])
+    frame["m"], frame["x"] = m, rng.standard_normal(150)
+    frame.to_csv(work / "counts.csv", index=False)
+    plan = write_plan(work / "counts.toml", _BINOMIAL_PLAN)
+    code, out, err = run(["analyze", work / "counts.csv", "--plan", plan, "--out", work / "c.md", "--quiet"], capsys)
+    assert code == 0, err
+    assert "p (fission)" in (work / "c.md").read_text()
+    assert "'m': the numbers of trials, split with the counts" in (work / "c.audit.json").read_text()
+    code, out, err = run(["verify", work / "c.audit.json", work / "counts.csv"], capsys)
+    assert code == 0 and "verified" in out, err
+    bad = write_plan(work / "bad.toml", _BINOMIAL_PLAN.replace('trials = "m"\n', ""))
+    code, _, err = run(["analyze", work / "counts.csv", "--plan", bad, "--out", work / "o.md", "--quiet"], capsys)
+    assert code == 2 and "`trials`, the name of the column of numbers of trials, goes with method" in err
+
+
 SHARP_ERRORS = [
     ("gaussian without sigma", _SHARP_PLAN.format(fission='[fission]\ncolumns_like = "m*"\nmethod = "gaussian"\n',
                                                   conditional=""), r"\[fission\]: method \"gaussian\" needs `sigma`"),

@@ -16,13 +16,7 @@ from ..accounting.composition import group_privacy
 from ..accounting.ledger import Ledger, compute_totals
 from ..corrections import correct
 from ..exceptions import SelectiveWarning
-from ..selectors.base import (
-    NonFiniteScoreError,
-    Selection,
-    declared_certificate,
-    declared_columns,
-    missing_columns,
-)
+from ..selectors.base import NonFiniteScoreError, Selection, declared_certificate, declared_columns, missing_columns
 from . import _setup
 from ._on_dask import DaskScored
 from ._setup import budget_kwargs, check_unchanged, child_seed, frame_digest, units_of
@@ -296,19 +290,20 @@ class Analysis:
                 stacklevel=3,
             )
 
-    def fission(self, column: Any, *, method: str, sigma: Any = None, tau: float = 1.0, epsilon: float = 0.5):
-        """Split each outcome ``column`` (label or list) in two independent parts, one for the
-        selectors, one for the tests; the report adds ``pvalue_fission`` (:mod:`~.fission_mode`).
-        ``method="gaussian"`` needs ``sigma``, the *known* noise standard deviation, and uses
-        ``tau``; ``method="poisson"`` (counts) uses ``epsilon``. Call it before any step, once per
-        column, on an in-memory frame of independent rows (no ``units``); it draws from ``rng``.
-        """
+    def fission(self, column: Any, *, method: str, sigma: Any = None, tau: float = 1.0, epsilon: float = 0.5,
+                trials: Any = None):
+        """Split each outcome ``column`` (label or list) in two independent parts, one for the selectors,
+        one for the tests; the report adds ``pvalue_fission`` (:mod:`~.fission_mode`). ``method="gaussian"``
+        needs ``sigma``, the *known* noise standard deviation, and uses ``tau``; ``"poisson"`` (counts) and
+        ``"binomial"`` (counts of successes, with ``trials`` naming the column of numbers of trials, at least
+        2, split with them) use ``epsilon``. Call it before any step, once per column, on an in-memory
+        frame of independent rows (no ``units``); it draws from ``rng``."""
         if self._dask or self.units is not None or len(self.ledger) or self._void or self._tests:
             raise ValueError("`fission` needs an in-memory frame of independent rows (no `units`), before any "
                              "selection step or test.")
         self._explore, self._confirm, records = split_frames(
             self._data, self._explore, self._confirm, self._split, column, method=method, sigma=sigma, tau=tau,
-            epsilon=epsilon, rng=self._rng)
+            epsilon=epsilon, rng=self._rng, trials=trials)
         self._split.update(records)
         return self
 

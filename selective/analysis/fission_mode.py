@@ -2,7 +2,10 @@ r"""Data fission inside an analysis: explore one copy of an outcome, test the ot
 
 ``Analysis.fission(column, method=...)`` splits an outcome column into two parts that are
 independent under a stated model (:mod:`selective.selectors.fission`: Gaussian fission with a
-known sigma, Poisson thinning). From then on the selectors see the *exploration* copy, the tests
+known sigma, Poisson thinning, binomial thinning of counts of successes with their ``trials``
+column, which is split with them: the exploration copy holds the trials given to the exploration,
+the confirmation copy the rest, so a logit model of counts, ``"s + I(m - s) ~ x"``, fits either).
+From then on the selectors see the *exploration* copy, the tests
 the *confirmation* copy, and the report adds a column ``pvalue_fission``: the test's own
 p-value, valid as it is (no correction) when the selection could not have seen the data the
 test uses.
@@ -38,13 +41,13 @@ import pandas as pd
 from .._validation import check_choice
 from ..hypotheses import correlation, means, proportions, regression
 from ..selectors.base import missing_columns
-from ..selectors.fission import gaussian_fission, poisson_thinning
+from ..selectors.fission import binomial_thinning, gaussian_fission, poisson_thinning
 from .sources import spec_columns
 
 __all__ = ["FISSION_METHODS", "FissionRecord", "split_column", "split_frames", "spec_roles", "fission_cells"]
 
 #: The decompositions an analysis can apply to an outcome column.
-FISSION_METHODS = ("gaussian", "poisson")
+FISSION_METHODS = ("gaussian", "poisson", "binomial")
 
 
 @dataclass(frozen=True)
@@ -57,24 +60,34 @@ class FissionRecord:
     assumption: str
 
 
-def split_column(values: pd.Series, column: Any, method: str, *, sigma: Any, tau: float, epsilon: float,
-                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, FissionRecord]:
-    """The exploration and confirmation copies of ``values`` and the record of the split."""
-    check_choice("method", method, FISSION_METHODS)
+def _no_missing(values: pd.Series, column: Any) -> None:
     if values.isna().any():
         raise ValueError(f"column {column!r} has {int(values.isna().sum())} missing value(s); fission needs every "
                          "value (drop or impute the rows first).")
+
+
+def split_column(values: pd.Series, column: Any, method: str, *, sigma: Any, tau: float, epsilon: float,
+                 rng: np.random.Generator, trials: pd.Series | None = None) -> tuple[Any, FissionRecord]:
+    """The split of ``values`` (a :class:`~selective.selectors.fission.Fission`) and its record."""
+    check_choice("method", method, FISSION_METHODS)
+    _no_missing(values, column)
+    if sigma is not None and method != "gaussian":
+        raise ValueError(f"`sigma` applies to method='gaussian' only; got sigma={sigma!r} with method={method!r}.")
+    if (trials is None) == (method == "binomial"):
+        raise ValueError("`trials` names the column of numbers of trials, for method='binomial' only; got "
+                         f"trials={None if trials is None else trials.name!r} with method={method!r}.")
     if method == "gaussian":
         if sigma is None:
             raise ValueError("`sigma` is required for method='gaussian': the known noise standard deviation (from the "
                              "instrument or independent data; estimating it on these data makes the parts dependent).")
         parts = gaussian_fission(values.to_numpy(), sigma=sigma, tau=tau, rng=rng)
-    else:
-        if sigma is not None:
-            raise ValueError(f"`sigma` applies to method='gaussian' only; got sigma={sigma!r} with method='poisson'.")
+    elif method == "poisson":
         parts = poisson_thinning(values.to_numpy(), epsilon=epsilon, rng=rng)
+    else:
+        _no_missing(trials, trials.name)
+        parts = binomial_thinning(values.to_numpy(), trials.to_numpy(), epsilon=epsilon, rng=rng)
     record = FissionRecord(column=column, method=parts.method, parameter=parts.parameter, assumption=parts.assumption)
-    return parts.explore, parts.confirm, record
+    return parts, record
 
 
 def split_frames(data: pd.DataFrame, explore: pd.DataFrame | None, confirm: pd.DataFrame | None, split: dict,
@@ -83,16 +96,25 @@ def split_frames(data: pd.DataFrame, explore: pd.DataFrame | None, confirm: pd.D
     labels) split, and the records by column (``kwargs``: those of :func:`split_column`). A
     missing or already split column is refused before anything is drawn."""
     columns = list(columns) if isinstance(columns, (list, tuple)) else [columns]
-    problem = missing_columns(data, {"column": tuple(columns)})
+    trials = kwargs.pop("trials", None)
+    problem = missing_columns(data, {"column": tuple(columns), **({} if trials is None else {"trials": (trials,)})})
     again = [c for c in columns if c in split or columns.count(c) > 1]
     if problem or again or not columns:
         raise ValueError(problem or (f"`column` {again[0]!r} is split twice." if again else
                                      "`column` must name at least one column; got an empty list."))
+    if trials is not None and (trials in split or trials in columns):
+        raise ValueError(f"`trials` {trials!r} must be a column of numbers of trials that is not split itself "
+                         f"(it is {'split already' if trials in split else 'also in `column`'}).")
     explore = (data if explore is None else explore).copy()
     confirm = (data if confirm is None else confirm).copy()
     records = {}
     for c in columns:
-        explore[c], confirm[c], records[c] = split_column(data[c], c, **kwargs)
+        parts, records[c] = split_column(data[c], c, trials=None if trials is None else data[trials], **kwargs)
+        explore[c], confirm[c] = parts.explore, parts.confirm
+    if trials is not None:  # every row's trials split as its counts' were (the same share of the same m)
+        explore[trials], confirm[trials] = data[trials] - parts.confirm_scale, parts.confirm_scale
+        records[trials] = FissionRecord(column=trials, method="binomial_thinning", parameter=parts.parameter,
+                                        assumption="the numbers of trials, split with the counts")
     return explore, confirm, records
 
 

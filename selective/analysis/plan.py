@@ -12,7 +12,8 @@ A plan makes an analysis declarative, so that ``selective analyze`` can run it a
 
     # [fission]             # optional: explore one copy of each outcome, test the other
     # columns_like = "y*"   # (or columns = [...]); method = "gaussian" with the known sigma,
-    # method = "gaussian"   # and tau, or "poisson" with epsilon (Analysis.fission)
+    # method = "gaussian"   # and tau, "poisson" with epsilon, or "binomial" with epsilon and
+    #                       # trials = "<column of numbers of trials>" (Analysis.fission)
     # sigma = 1.0
 
     [[select]]              # step 1
@@ -402,7 +403,7 @@ def _apply_fission(plan: Plan, analysis: Analysis, data: pd.DataFrame) -> None:
                        f"the pattern {f['columns_like']!r} matches no column of the data.")
     try:
         analysis.fission(cols, method=f["method"], sigma=f.get("sigma"), tau=float(f.get("tau", 1.0)),
-                         epsilon=float(f.get("epsilon", 0.5)))
+                         epsilon=float(f.get("epsilon", 0.5)), trials=f.get("trials"))
     except _RUN_ERRORS as exc:
         raise _err(plan.source, "[fission]", f"{type(exc).__name__}: {exc}") from None
 

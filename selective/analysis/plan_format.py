@@ -81,7 +81,7 @@ _SCORE_FIELDS = {
 
 
 #: the fields of [fission]
-FISSION_FIELDS = ("columns", "columns_like", "method", "sigma", "tau", "epsilon")
+FISSION_FIELDS = ("columns", "columns_like", "method", "sigma", "tau", "epsilon", "trials")
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,8 @@ def _parse_fission(source: str, f: Any) -> None:
         raise _err(source, w, f"must be a table; got {brief(f)}.")
     _check_fields(source, w, f, FISSION_FIELDS, "in [fission]")
     _candidate_fields(source, w, f, key="columns", what="outcome columns", example="y*")
-    _want(source, w, "method", f, f.get("method") in ("gaussian", "poisson"), "\"gaussian\" or \"poisson\"")
+    _want(source, w, "method", f, f.get("method") in ("gaussian", "poisson", "binomial"),
+          "\"gaussian\", \"poisson\" or \"binomial\"")
     for key in ("sigma", "tau"):
         if key in f:
             _want(source, w, key, f, _is_number(f[key]) and math.isfinite(f[key]) and f[key] > 0,
@@ -194,6 +195,11 @@ def _parse_fission(source: str, f: Any) -> None:
         _want(source, w, "epsilon", f, _is_number(f["epsilon"]) and 0 < f["epsilon"] < 1, "a number in (0, 1)")
     if f["method"] == "gaussian" and "sigma" not in f:
         raise _err(source, w, "method \"gaussian\" needs `sigma`, the known noise standard deviation.")
+    if (f["method"] == "binomial") != ("trials" in f):
+        raise _err(source, w, "`trials`, the name of the column of numbers of trials, goes with method \"binomial\" "
+                              "(and only with it).")
+    if "trials" in f:
+        _want(source, w, "trials", f, isinstance(f["trials"], str), "the name of the column of numbers of trials")
 
 
 def _parse_select(source: str, i: int, s: dict[str, Any], n_select: int) -> None:
