@@ -58,8 +58,9 @@ class Case:
         return f"{type(self.spec).__name__}({', '.join(options)})"
 
 
-_OPTIONS = ("usevar", "variance", "model", "use_f", "alternative")
-_DEFAULTS = {"usevar": "pooled", "variance": "null", "model": "ols", "use_f": None, "alternative": "two-sided"}
+_OPTIONS = ("usevar", "exchangeable", "variance", "model", "use_f", "alternative")
+_DEFAULTS = {"usevar": "pooled", "exchangeable": False, "variance": "null", "model": "ols", "use_f": None,
+             "alternative": "two-sided"}
 
 
 def _quiet(fn: Callable[[], Any]) -> Any:

@@ -56,7 +56,8 @@ class TestCalibration:
     def test_naive_use_would_fail(self, run_rows):
         # without the trusted level, the reviewer's cases reject several times too often at 1e-4
         at = run_rows[run_rows["level"] == 1e-4].set_index("test")
-        for test in ("OneSampleZTest()", "TwoSampleTTest(usevar='unequal')", "TwoSampleProportionTest()"):
+        for test in ("OneSampleZTest()", "TwoSampleTTest(usevar='unequal', exchangeable=True)",
+                     "TwoSampleProportionTest()"):
             rows = at.loc[[test]]
             assert (rows["naive_rate"] > 2e-4).any(), rows
 
