@@ -851,7 +851,7 @@ def test_binomial_thinning_plan_runs_and_verifies(work, capsys):
     assert code == 0 and "verified" in out, err
     bad = write_plan(work / "bad.toml", _BINOMIAL_PLAN.replace('trials = "m"\n', ""))
     code, _, err = run(["analyze", work / "counts.csv", "--plan", bad, "--out", work / "o.md", "--quiet"], capsys)
-    assert code == 2 and "`trials`, the name of the column of numbers of trials, goes with method" in err
+    assert code == 2 and "method \"binomial\" needs `trials`, the name of the column of numbers of trials" in err
 
 
 SHARP_ERRORS = [

@@ -298,9 +298,13 @@ class Analysis:
         ``"binomial"`` (counts of successes, with ``trials`` naming the column of numbers of trials, at least
         2, split with them) use ``epsilon``. Call it before any step, once per column, on an in-memory
         frame of independent rows (no ``units``); it draws from ``rng``."""
-        if self._dask or self.units is not None or len(self.ledger) or self._void or self._tests:
-            raise ValueError("`fission` needs an in-memory frame of independent rows (no `units`), before any "
-                             "selection step or test.")
+        why = ("the data are a Dask frame" if self._dask else
+               f"`units` is set ({self.units!r})" if self.units is not None else
+               f"{len(self._tests)} test(s) already ran" if self._tests else
+               "a selection step already ran" if len(self.ledger) or self._void else "")
+        if why:
+            raise ValueError(f"`fission` needs an in-memory frame of independent rows (no `units`), before any "
+                             f"selection step or test; here {why}: call it first.")
         self._explore, self._confirm, records = split_frames(
             self._data, self._explore, self._confirm, self._split, column, method=method, sigma=sigma, tau=tau,
             epsilon=epsilon, rng=self._rng, trials=trials)

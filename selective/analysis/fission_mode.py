@@ -73,9 +73,12 @@ def split_column(values: pd.Series, column: Any, method: str, *, sigma: Any, tau
     _no_missing(values, column)
     if sigma is not None and method != "gaussian":
         raise ValueError(f"`sigma` applies to method='gaussian' only; got sigma={sigma!r} with method={method!r}.")
-    if (trials is None) == (method == "binomial"):
-        raise ValueError("`trials` names the column of numbers of trials, for method='binomial' only; got "
-                         f"trials={None if trials is None else trials.name!r} with method={method!r}.")
+    if method == "binomial" and trials is None:
+        raise ValueError("method='binomial' needs `trials`, the name of the column of numbers of trials (at least 2 "
+                         "in every row); got trials=None.")
+    if method != "binomial" and trials is not None:
+        raise ValueError(f"`trials` applies to method='binomial' only; got trials={trials.name!r} with "
+                         f"method={method!r}.")
     if method == "gaussian":
         if sigma is None:
             raise ValueError("`sigma` is required for method='gaussian': the known noise standard deviation (from the "
@@ -85,7 +88,12 @@ def split_column(values: pd.Series, column: Any, method: str, *, sigma: Any, tau
         parts = poisson_thinning(values.to_numpy(), epsilon=epsilon, rng=rng)
     else:
         _no_missing(trials, trials.name)
-        parts = binomial_thinning(values.to_numpy(), trials.to_numpy(), epsilon=epsilon, rng=rng)
+        try:
+            parts = binomial_thinning(values.to_numpy(), trials.to_numpy(), epsilon=epsilon, rng=rng)
+        except (TypeError, ValueError) as exc:  # name the columns, not the function's arguments
+            message = str(exc).replace("`successes`", f"column {column!r} (the counts)").replace(
+                "`trials`", f"column {trials.name!r} (the trials)")
+            raise type(exc)(message) from None
     record = FissionRecord(column=column, method=parts.method, parameter=parts.parameter, assumption=parts.assumption)
     return parts, record
 

@@ -300,6 +300,37 @@ def conditional_notes(notes: Any, names: list[str]) -> list[str]:
     return out
 
 
+_FISSION_NOTE = "fission: tested on the confirmation copy ("
+#: where a split column's entry starts in a fission note: its quoted label and a colon
+_FISSION_ENTRY = re.compile(r"(?:^|; )('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s:;']+): ")
+
+
+def fission_notes(notes: Any, names: list[str]) -> list[str]:
+    """What the fission column's rows were tested on, for renderings without the note column: each
+    distinct model once, with the split columns of each row, and that the row's estimate, naive
+    p-value and interval are those of the confirmation copy."""
+    methods: dict[str, list[str]] = {}
+    scale = "; estimates are on the confirmation copy's scale (means times 1 - epsilon)"
+    for name, note in zip(names, notes, strict=True):
+        start = note.find(_FISSION_NOTE) if isinstance(note, str) else -1
+        if start < 0:
+            continue
+        depth, end = 0, len(note) - 1
+        for i in range(start + len(_FISSION_NOTE) - 1, len(note)):  # to the parenthesis closing the split columns
+            depth += {"(": 1, ")": -1}.get(note[i], 0)
+            if depth == 0:
+                end = i
+                break
+        inner = note[start + len(_FISSION_NOTE):end]
+        cuts = list(_FISSION_ENTRY.finditer(inner))
+        labels = [m.group(1).strip("'\"") for m in cuts]
+        models = [inner[m.end():(cuts[k + 1].start() if k + 1 < len(cuts) else len(inner))] for k, m in enumerate(cuts)]
+        key = "; ".join(dict.fromkeys(models)) + (scale if note[end + 1:].startswith(scale) else "")
+        methods.setdefault(key, []).append(f"{', '.join(labels)} in {name}")
+    return [f"Fission column: tested on the confirmation copies ({'; '.join(rows)}): {m}; the row's estimate, naive "
+            "p-value and interval are those of the confirmation copy." for m, rows in methods.items()]
+
+
 def withheld_notes(notes: Any, names: list[str]) -> list[str]:
     """Why cells outside the conditional columns are withheld (the trust rule, a failed fallback,
     fission, an interval not trusted at the corrected level) and which p-values were replaced by an

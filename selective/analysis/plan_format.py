@@ -195,9 +195,10 @@ def _parse_fission(source: str, f: Any) -> None:
         _want(source, w, "epsilon", f, _is_number(f["epsilon"]) and 0 < f["epsilon"] < 1, "a number in (0, 1)")
     if f["method"] == "gaussian" and "sigma" not in f:
         raise _err(source, w, "method \"gaussian\" needs `sigma`, the known noise standard deviation.")
-    if (f["method"] == "binomial") != ("trials" in f):
-        raise _err(source, w, "`trials`, the name of the column of numbers of trials, goes with method \"binomial\" "
-                              "(and only with it).")
+    if f["method"] == "binomial" and "trials" not in f:
+        raise _err(source, w, "method \"binomial\" needs `trials`, the name of the column of numbers of trials.")
+    if f["method"] != "binomial" and "trials" in f:
+        raise _err(source, w, f"`trials` applies to method \"binomial\" only; got method {brief(f['method'])}.")
     if "trials" in f:
         _want(source, w, "trials", f, isinstance(f["trials"], str), "the name of the column of numbers of trials")
 

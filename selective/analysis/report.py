@@ -43,6 +43,7 @@ from .formatting import (
     column_notes,
     conditional_notes,
     empty_column_notes,
+    fission_notes,
     format_number,
     format_pvalue,
     latex_escape,
@@ -185,6 +186,7 @@ class RenderMixin:
             return empty_column_notes(frame, cols, names)
         notes = frame["note"].tolist()
         out = conditional_notes(notes, names) if "pvalue_conditional" in cols else []
+        out += fission_notes(notes, names) if "pvalue_fission" in cols else []
         return out + withheld_notes(notes, names) + empty_column_notes(frame, cols, names)
 
     def _legend_notes(self, labels: list[str]) -> str:

@@ -94,7 +94,7 @@ def _vector(name: str, values: Any, *, integer: bool = False) -> np.ndarray:
             bad = ~np.isfinite(x) | (x != np.round(x))
             if bad.any():
                 raise ValueError(f"`{name}` must hold non-negative integers; entry {int(np.flatnonzero(bad)[0])} "
-                                 f"is {x[bad][0]!r}.")
+                                 f"is {float(x[bad][0])!r}.")
         elif x.dtype.kind not in "iu":
             raise TypeError(f"`{name}` must hold non-negative integers; got dtype {x.dtype}.")
         x = x.astype(np.int64)
@@ -105,7 +105,7 @@ def _vector(name: str, values: Any, *, integer: bool = False) -> np.ndarray:
     x = x.astype(float)
     if not np.isfinite(x).all():
         raise ValueError(f"`{name}` must be finite; entry {int(np.flatnonzero(~np.isfinite(x))[0])} is "
-                         f"{x[~np.isfinite(x)][0]!r}.")
+                         f"{float(x[~np.isfinite(x)][0])!r}.")
     return x
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import warnings
@@ -74,6 +75,11 @@ def test_fission_keeps_power_and_the_ledger_columns():
     assert not math.isnan(row.pvalue_best)  # the ledger's columns are still there
     assert "confirmation copy ('y0': Gaussian outcomes with the known sigma" in row.note
     assert "p (fission)" in table.to_markdown() and "pvalue_fission" in table.columns_for("compact")
+    # without the note column, what the fission rows were tested on travels as a sentence under the table
+    sentence = "Fission column: tested on the confirmation copies (y0 in "  # row 1, or its label in LaTeX
+    for text in (table.to_markdown(), html.unescape(table.to_html()), table.to_latex()):
+        assert sentence in text and "): Gaussian outcomes with the known sigma given, independent rows" in text
+        assert "the row's estimate, naive p-value and interval are those of the confirmation copy" in text
     record = validate_audit(json.loads(dump_record(audit_record(a, table))))  # the optional columns are audited
     pd.testing.assert_frame_equal(table_from_audit(record).frame, table.frame, check_dtype=False)
 
@@ -91,6 +97,7 @@ def test_poisson_thinning_in_an_analysis():
     row = a.report().frame.iloc[0]
     assert not math.isnan(row.pvalue_fission)
     assert "times 1 - epsilon" in row.note
+    assert "(means times 1 - epsilon); the row's estimate" in a.report().to_markdown()
 
 
 SUCCESSES = [f"s{i}" for i in range(20)]
@@ -143,8 +150,19 @@ def test_binomial_thinning_errors():
     rng = np.random.default_rng(3)
     frame = _counts_frame(rng)
     a = Analysis(frame, rng=1)
-    with pytest.raises(ValueError, match="for method='binomial' only; got trials='m' with method='poisson'"):
+    with pytest.raises(ValueError, match="`trials` applies to method='binomial' only; got trials='m' with "
+                                         "method='poisson'"):
         a.fission("s0", method="poisson", trials="m")
+    more = frame.copy()
+    more.loc[2, "s3"] = more.loc[2, "m"] + 1
+    with pytest.raises(ValueError, match="column 's3' \\(the counts\\) must not exceed column 'm' \\(the trials\\); "
+                                         "row 2 has"):
+        Analysis(more, rng=1).fission(["s0", "s3"], method="binomial", trials="m")
+    more["s3"] = more["s3"].astype(float)
+    more.loc[2, "s3"] = 1.5
+    with pytest.raises(ValueError, match="column 's3' \\(the counts\\) must hold non-negative integers; entry 2 is "
+                                         "1.5\\."):
+        Analysis(more, rng=1).fission("s3", method="binomial", trials="m")
     with pytest.raises(ValueError, match="nope"):
         a.fission("s0", method="binomial", trials="nope")
     with pytest.raises(ValueError, match="`trials` 'm' must be a column of numbers of trials that is not split "
@@ -152,7 +170,8 @@ def test_binomial_thinning_errors():
         a.fission(["s0", "m"], method="binomial", trials="m")
     one = frame.copy()
     one.loc[5, "m"] = 1
-    with pytest.raises(ValueError, match="`trials` must be at least 2 in every row to thin \\(row 5 has 1\\)"):
+    with pytest.raises(ValueError, match="column 'm' \\(the trials\\) must be at least 2 in every row to thin "
+                                         "\\(row 5 has 1\\)"):
         Analysis(one, rng=1).fission("s0", method="binomial", trials="m")
     assert a._explore is None and not a._split  # nothing half-done
     a.fission("s0", method="binomial", trials="m")
@@ -208,8 +227,8 @@ def test_fission_errors_name_the_argument_and_leave_the_analysis_unchanged():
         a.fission("y0", method="poisson", sigma=1.0)
     with pytest.raises(ValueError, match="`method` must be one of"):
         a.fission("y0", method="beta")
-    with pytest.raises(ValueError, match="`trials` names the column of numbers of trials, for method='binomial' "
-                                         "only; got trials=None with method='binomial'"):
+    with pytest.raises(ValueError, match="method='binomial' needs `trials`, the name of the column of numbers of "
+                                         "trials \\(at least 2 in every row\\); got trials=None"):
         a.fission("y0", method="binomial")
     with pytest.raises(ValueError, match="nope"):
         a.fission(["y0", "nope"], method="gaussian", sigma=1.0)
@@ -218,7 +237,8 @@ def test_fission_errors_name_the_argument_and_leave_the_analysis_unchanged():
     with pytest.raises(ValueError, match="`column` 'y0' is split twice"):
         a.fission("y0", method="gaussian", sigma=1.0)
     sel = a.select(_screen())
-    with pytest.raises(ValueError, match="before any selection step"):
+    with pytest.raises(ValueError, match="before any selection step or test; here a selection step already ran: "
+                                         "call it first"):
         a.fission("y1", method="gaussian", sigma=1.0)
     with pytest.raises(ValueError, match="`conditional_on` is not for an analysis with fission"):
         a.test(_t(sel.value[0]), conditional_on=sel)

@@ -133,8 +133,8 @@ class _ThroughReport(Scenario):
     def certificates(self) -> tuple[Any, ...]:
         return (DescriptionLength(self.n_features),)
 
-    # ---- what each scenario provides
-    def draw(self, rng: np.random.Generator) -> pd.DataFrame:  # pragma: no cover - every scenario overrides it
+    # ---- what each scenario provides (draw, scores and spec: every scenario overrides them)
+    def draw(self, rng: np.random.Generator) -> pd.DataFrame:  # pragma: no cover
         raise NotImplementedError
 
     def scores(self, frame: pd.DataFrame) -> pd.Series:  # pragma: no cover
@@ -148,17 +148,16 @@ class _ThroughReport(Scenario):
         """Labels within which the data-splitting halves are drawn (None: none)."""
         return None
 
-    # ---- one replication
     def _selector(self) -> Any:
         from ...selectors.topk import TopK
 
         return TopK(k=1, candidates=self.names, score=self.scores, name="|statistic|")
 
-    def analyse(self, rng: np.random.Generator) -> TrustedReplication:
-        """One replication through :class:`~selective.Analysis` and its report."""
+    def analyse(self, rng: np.random.Generator, frame: pd.DataFrame | None = None) -> TrustedReplication:
+        """One replication through :class:`~selective.Analysis` and its report (of ``frame``, or a new draw)."""
         from ...analysis.facade import Analysis
 
-        frame = self.draw(rng)
+        frame = self.draw(rng) if frame is None else frame
         selector = self._selector()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -192,11 +191,14 @@ class _ThroughReport(Scenario):
         return float(analysis.report().frame["pvalue_best"].iloc[0])
 
     def replicate_many(self, rngs):
-        r = len(rngs)
+        return self._tally([self.analyse(g) for g in rngs])
+
+    def _tally(self, reps: list[TrustedReplication]) -> Outcomes:
+        """The outcomes of replications already run (the columns of this base class)."""
+        r = len(reps)
         cols = {c: np.full(r, np.nan) for c in self.columns}
         k, null, null_split = len(self.effects), np.ones(r, dtype=bool), np.ones(r, dtype=bool)
-        for i, g in enumerate(rngs):
-            rep = self.analyse(g)
+        for i, rep in enumerate(reps):
             null[i], null_split[i] = self.names.index(rep.chosen) >= k, self.names.index(rep.chosen_split) >= k
             for c in ("pvalue_split", "pvalue_oracle")[: 1 + bool(k)]:
                 cols[c][i] = getattr(rep, c)
@@ -513,7 +515,6 @@ class PoissonExposure(_ThroughReport):
     def description(self) -> str:  # type: ignore[override]
         return (f"Poisson outcome, overdispersed exposures: top-1 of {self.n_features} by score |z|,"
                 f" Wald test through the report (permutation fallback)")
-
 
     def __post_init__(self) -> None:
         _ThroughReport.__post_init__(self)
