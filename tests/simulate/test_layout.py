@@ -74,7 +74,8 @@ def test_the_library_keeps_its_order():
                                "unknown_sigma_stepwise_signal", "trusted_welch_skewed_signal",
                                "trusted_two_proportion_rare_signal", "trusted_poisson_exposure_signal",
                                "trusted_spearman_small_n_signal", "trusted_student_skewed_signal",
-                               "sharp_signed_noisy_topk", "sharp_signed_noisy_topk_signal"]
+                               "sharp_signed_noisy_topk", "sharp_signed_noisy_topk_signal",
+                               "thinning_binomial_counts", "thinning_binomial_counts_signal"]
     assert scenario_names() == tuple(SCENARIOS)
     assert all(get_scenario(name) is sc for name, sc in SCENARIOS.items())
 

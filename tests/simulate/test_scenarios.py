@@ -44,6 +44,8 @@ ELSEWHERE = {name: "test_scenarios_trusted.py" for name in (
 _SHARP = ("sharp_topk_winners_fission", "sharp_topk_signal", "sharp_noisy_topk_randomized", "sharp_noisy_topk_signal",
           "sharp_signed_noisy_topk", "sharp_signed_noisy_topk_signal")
 ELSEWHERE.update({name: "test_scenarios_sharp.py" for name in _SHARP})
+ELSEWHERE.update({name: "test_scenarios_thinning.py" for name in (
+    "thinning_binomial_counts", "thinning_binomial_counts_signal")})
 ELSEWHERE.update({name: "test_signal_regression.py" for name in (
     "preregistered_signal", "lasso_support_signal", "forward_stepwise_signal", "unknown_sigma_stepwise_signal")})
 ELSEWHERE.update({name: "test_signal_dp_adaptive.py" for name in (

@@ -46,6 +46,7 @@ from .selection import Preregistered, TopKNoise
 from .sharp import SharpTopK
 from .sharp_dp import SharpNoisyTopK, SharpSignedNoisyTopK
 from .sigma import UnknownSigmaStepwise
+from .thinning import BinomialCountsThinning
 from .trusted import (
     PoissonExposure,
     SpearmanSmallN,
@@ -81,6 +82,7 @@ __all__ = [
     "PoissonExposure",
     "TrustedReplication",
     "UnknownSigmaStepwise",
+    "BinomialCountsThinning",
     "FreedmanSummary",
     "freedman_paradox",
     "SCENARIOS",

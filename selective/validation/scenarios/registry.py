@@ -12,6 +12,7 @@ from .selection import Preregistered, TopKNoise
 from .sharp import SharpTopK
 from .sharp_dp import SharpNoisyTopK, SharpSignedNoisyTopK
 from .sigma import UnknownSigmaStepwise
+from .thinning import BinomialCountsThinning
 from .trusted import PoissonExposure, SpearmanSmallN, StudentisedMeanSkewed, TwoProportionRare, WelchSkewed
 from .trusted_model import StudentTMeanSkewed, StudentTwoSampleSkewed
 
@@ -68,6 +69,9 @@ SCENARIOS: dict[str, Scenario] = {
         SharpSignedNoisyTopK(n_per_arm=1000, epsilon=0.2),
         SharpSignedNoisyTopK(name="sharp_signed_noisy_topk_signal", n_per_arm=1000, epsilon=0.2,
                              effects=(0.16, 0.16, 0.16)),
+        # counts of successes: the ledger's columns beside binomial thinning (docs/THEORY.md 3.10)
+        BinomialCountsThinning(),
+        BinomialCountsThinning(name="thinning_binomial_counts_signal", effects=(0.075, 0.075, 0.075)),
     )
 }
 """The scenario library, by name, in a fixed order: :func:`selective.validation.validate.validate`

@@ -57,7 +57,7 @@ class BinomialCountsThinning(_ThroughReport):
 
     name: str = "thinning_binomial_counts"
     n_features: int = 30
-    n_obs: int = 200
+    n_obs: int = 1000
     trials: tuple[int, int] = (3, 20)
     rate: float = 0.3
     epsilon: float = 0.5
