@@ -48,6 +48,9 @@ __all__ = ["FISSION_METHODS", "FissionRecord", "split_column", "split_frames", "
 
 #: The decompositions an analysis can apply to an outcome column.
 FISSION_METHODS = ("gaussian", "poisson", "binomial")
+#: the method of a trials column's record: split with its counts, but fixed by its own values
+#: (m1 and m - m1 are functions of m), so the tests condition on it instead of testing it
+TRIALS_METHOD = "binomial_trials"
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ def split_frames(data: pd.DataFrame, explore: pd.DataFrame | None, confirm: pd.D
     missing or already split column is refused before anything is drawn."""
     columns = list(columns) if isinstance(columns, (list, tuple)) else [columns]
     trials = kwargs.pop("trials", None)
+    if isinstance(trials, (list, tuple, set, dict, pd.Series, pd.Index, np.ndarray)):
+        raise TypeError(f"`trials` must be the label of one column of numbers of trials; got {trials!r}.")
     problem = missing_columns(data, {"column": tuple(columns), **({} if trials is None else {"trials": (trials,)})})
     again = [c for c in columns if c in split or columns.count(c) > 1]
     if problem or again or not columns:
@@ -121,7 +126,7 @@ def split_frames(data: pd.DataFrame, explore: pd.DataFrame | None, confirm: pd.D
         explore[c], confirm[c] = parts.explore, parts.confirm
     if trials is not None:  # every row's trials split as its counts' were (the same share of the same m)
         explore[trials], confirm[trials] = data[trials] - parts.confirm_scale, parts.confirm_scale
-        records[trials] = FissionRecord(column=trials, method="binomial_thinning", parameter=parts.parameter,
+        records[trials] = FissionRecord(column=trials, method=TRIALS_METHOD, parameter=parts.parameter,
                                         assumption="the numbers of trials, split with the counts")
     return explore, confirm, records
 
@@ -152,12 +157,18 @@ def spec_roles(spec: Any, columns: list, split: set) -> tuple[set, set] | None:
 
 
 def _withheld(spec: Any, columns: list, records: dict, step_columns: list) -> str | None:
-    split = set(records)
+    trials = {c for c, r in records.items() if r.method == TRIALS_METHOD}
+    split = set(records) - trials
     roles = spec_roles(spec, columns, split)
     if roles is None:
         return f"{type(spec).__name__} is not one whose outcome the package can tell from its conditioning columns"
     outcomes, conditioning = roles
+    # a trials column on the outcome side (successes and failures) is conditioned on, not tested
+    outcomes, conditioning = outcomes - trials, conditioning | (outcomes & trials)
     if not outcomes or not outcomes <= split:
+        if not outcomes and roles[0] & trials:
+            return (f"the tested outcome {', '.join(sorted(map(str, roles[0] & trials)))} is a column of numbers of "
+                    "trials, which fission does not split (both copies are fixed by it)")
         rest = sorted(map(str, outcomes - split)) or ["(none found)"]
         return f"the tested outcome {', '.join(rest)} was not split"
     read: set = set()

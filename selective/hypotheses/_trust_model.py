@@ -343,17 +343,36 @@ def binomial_trials(fit) -> np.ndarray | None:
     return m if m.ndim == 1 and np.any(m > 1) else None
 
 
+def counts_problem(model) -> str | None:
+    """What is wrong with the counts of a logit model of successes and failures (None if nothing,
+    or for 0/1 outcomes): whole, non-negative numbers of each, at least one trial in every row."""
+    trials = np.asarray(getattr(model, "n_trials", 1.0), dtype=float)
+    if trials.ndim != 1 or np.all(trials == 1.0):
+        return None
+    share = np.asarray(model.endog, dtype=float)
+    successes = np.where(trials > 0, share * trials, 0.0)
+    bad = ~(np.isfinite(trials) & (trials >= 1) & (share >= 0) & (share <= 1)
+            & (np.abs(trials - np.round(trials)) <= 1e-9 * trials)
+            & (np.abs(successes - np.round(successes)) <= 1e-9 * trials))
+    if not bad.any():
+        return None
+    i = int(np.flatnonzero(bad)[0])
+    return (f"must hold whole, non-negative numbers with at least one trial in every row; row {i} (position) has "
+            f"{float(successes[i]):g} successes out of {float(trials[i]):g} trials")
+
+
 def binomial_dispersion_z(column: np.ndarray, counts: np.ndarray, p: np.ndarray, trials: np.ndarray) -> float:
     r"""Signed check of the binomial variance along a tested column: :func:`poisson_dispersion_z`
     for counts :math:`y_i \sim \text{Binomial}(m_i, p_i)`, with :math:`v_i = m_ip_i(1-p_i)`,
     :math:`w_i = \tilde x_i^2 v_i`, :math:`r_i = (y_i - m_ip_i)/\sqrt{v_i}` and
     :math:`\mathrm{Var}\, r_i^2 = 2 + (1 - 6p_i(1-p_i))/v_i`; the larger of that z and the same
-    z with equal weights (a common overdispersion, the usual one for counts of clustered trials,
-    is found by all rows, not only by those that carry the information on the column: measured, a
-    beta-binomial with intra-class correlation 0.02 over 30 trials and 60 rows made the Wald test
-    reject 7.3% at 0.05 when only the weighted z was used, docs/THEORY.md 7.1). Rows of one trial
-    are left out: a single trial's variance is fixed by its mean, so only counts can be
-    overdispersed."""
+    z with weights :math:`v_i` (a common overdispersion, the usual one for counts of clustered
+    trials, is found by all rows in proportion to their information, not only by those that carry
+    the information on the column: measured, a beta-binomial with intra-class correlation 0.02 over
+    30 trials and 60 rows made the Wald test reject 7.3% at 0.05 when only the first z was used;
+    equal weights instead of :math:`v_i` missed it when the trials vary from 1 to 200,
+    docs/THEORY.md 7.1). Rows of one trial are left out: a single trial's variance is fixed by its
+    mean, so only counts can be overdispersed."""
     v = trials * p * (1.0 - p)
     counted = (trials >= 2) & (v > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -362,7 +381,7 @@ def binomial_dispersion_z(column: np.ndarray, counts: np.ndarray, p: np.ndarray,
     if not (np.all(np.isfinite(r2)) and np.all(np.isfinite(var_r2))):
         return 0.0
     z = []
-    for w in (np.where(counted, np.asarray(column, dtype=float) ** 2 * v, 0.0), counted.astype(float)):
+    for w in (np.where(counted, np.asarray(column, dtype=float) ** 2 * v, 0.0), np.where(counted, v, 0.0)):
         den = float(np.sum(w * w * var_r2))
         z.append(float(np.sum(w * (r2 - 1.0)) / math.sqrt(den)) if den > 0 else 0.0)
     return max(z)
@@ -412,7 +431,8 @@ def fit_variance_checks(fit, model: str, columns: list[int], names: list[str], *
     the spec has one (``permutable``: a null value of 0, no weights or robust covariance) and at
     least half of the rows share their nuisance values with another row. A logit fit of 0/1
     outcomes has neither (a binary outcome's variance is fixed by its mean); one of counts of
-    successes (:func:`binomial_trials`) has both, the model's by :func:`binomial_dispersion_z`.
+    successes (:func:`binomial_trials`) has the model's, :func:`binomial_dispersion_z` (and no
+    permutation).
     """
     trials = binomial_trials(fit) if model == "logit" else None
     if model == "logit" and trials is None:
@@ -432,7 +452,8 @@ def fit_variance_checks(fit, model: str, columns: list[int], names: list[str], *
             squares = (y - weights) ** 2 / weights
     strata = nuisance_strata(exog, columns)
     sizes = np.bincount(strata)
-    permutable = permutable and bool(np.mean(sizes[strata] >= 2) >= 0.5)  # as the score permutation requires
+    # as the score permutation requires (it has no version for counts of successes)
+    permutable = permutable and trials is None and bool(np.mean(sizes[strata] >= 2) >= 0.5)
     model_fails = permutation_fails = False
     what = how = ""
     for j, term in zip(columns, names, strict=True):
