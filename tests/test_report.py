@@ -378,6 +378,20 @@ def test_pvalue_plot_says_which_corrected_p_values_are_withheld(plt):
     assert not [t for t in synthetic_table(["a"], [1e-4], [2e-3]).plot().texts if "withheld" in t.get_text()]
 
 
+@pytest.mark.parametrize("rows", [1, 2, 8])
+def test_pvalue_plot_legend_clears_the_axis_label(plt, rows):
+    # the legend was placed a share of the axes' height below them, which with one row overlapped
+    # the axis label; and a series with no point (every corrected p-value withheld) had an entry
+    names = [f"h{i}" for i in range(rows)]
+    table = synthetic_table(names, [1e-4] * rows, [np.nan] * rows)
+    ax = table.plot()
+    fig = ax.figure
+    fig.canvas.draw()
+    legend, label = ax.get_legend().get_window_extent(), ax.xaxis.label.get_window_extent()
+    assert legend.y1 <= label.y0 and legend.y0 >= 0
+    assert "best corrected" not in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
 def test_pvalue_plot_keeps_long_hypothesis_labels_inside_the_figure(plt):
     long = "mean(marker03 | arm='treatment') - mean(marker03 | arm='control') = 0 (Welch t-test)"
     table = synthetic_table([long, long.replace("03", "06")], [0.14, 0.057], [1.0, 0.7])

@@ -93,7 +93,8 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
         ok = np.isfinite(values)
         inside = ok & (values >= xmin)
         style = {"facecolors": "none", "edgecolors": "C1"} if color == "none" else {"color": color}
-        ax.scatter(values[inside], y[inside], label=name, marker=marker, zorder=2, clip_on=False, **style)
+        ax.scatter(values[inside], y[inside], label=name if ok.any() else "_nolegend_", marker=marker, zorder=2,
+                   clip_on=False, **style)
         out = ok & (values < xmin)
         if out.any():
             below.append(ax.scatter(np.full(out.sum(), xmin), y[out] + shift, marker="<", s=60, zorder=3,
@@ -111,7 +112,13 @@ def plot_pvalues(table, ax=None, *, xmin: float | None = None):
     ax.set_yticks(y, labels, fontsize="small")
     ax.set_xlabel("p-value")
     ax.set_ylim(len(table.frame) - 0.5, -0.5)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, fontsize="small", frameon=False)
+    # below the tick labels and the axis label, a fixed distance (not a share of the axes, which
+    # with one or two rows is too short to clear the label)
+    from matplotlib.transforms import ScaledTranslation
+
+    under = ax.transAxes + ScaledTranslation(0.0, -0.5, ax.figure.dpi_scale_trans)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=under, ncol=2, fontsize="small",
+              frameon=False)
     if made:  # the legend sits below the axes: make room for it in the figure itself
         ax.figure.tight_layout()
     return ax

@@ -326,7 +326,7 @@ def fission_notes(notes: Any, names: list[str]) -> list[str]:
         labels = [m.group(1).strip("'\"") for m in cuts]
         models = [inner[m.end():(cuts[k + 1].start() if k + 1 < len(cuts) else len(inner))] for k, m in enumerate(cuts)]
         key = "; ".join(dict.fromkeys(models)) + (scale if note[end + 1:].startswith(scale) else "")
-        methods.setdefault(key, []).append(f"{', '.join(labels)} in {name}")
+        methods.setdefault(key, []).append(f"{', '.join(labels)} for {name}")
     return [f"Fission column: tested on the confirmation copies ({'; '.join(rows)}): {m}; the row's estimate, naive "
             "p-value and interval are those of the confirmation copy." for m, rows in methods.items()]
 

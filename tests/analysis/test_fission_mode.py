@@ -76,7 +76,7 @@ def test_fission_keeps_power_and_the_ledger_columns():
     assert "confirmation copy ('y0': Gaussian outcomes with the known sigma" in row.note
     assert "p (fission)" in table.to_markdown() and "pvalue_fission" in table.columns_for("compact")
     # without the note column, what the fission rows were tested on travels as a sentence under the table
-    sentence = "Fission column: tested on the confirmation copies (y0 in "  # row 1, or its label in LaTeX
+    sentence = "Fission column: tested on the confirmation copies (y0 for "  # row 1, or its label in LaTeX
     for text in (table.to_markdown(), html.unescape(table.to_html()), table.to_latex()):
         assert sentence in text and "): Gaussian outcomes with the known sigma given, independent rows" in text
         assert "the row's estimate, naive p-value and interval are those of the confirmation copy" in text
