@@ -40,6 +40,7 @@ import pandas as pd
 
 from .._validation import check_choice
 from ..hypotheses import correlation, means, proportions, regression
+from ..hypotheses._trust_model import shape_reason
 from ..selectors.base import missing_columns
 from ..selectors.fission import binomial_thinning, gaussian_fission, poisson_thinning
 from .sources import spec_columns
@@ -204,7 +205,9 @@ def fission_cells(tests: list, columns: list, records: dict, step_columns: list,
         if trusted <= alpha or p >= trusted:
             cell["pvalue_fission"] = p
         else:
-            note += f"; fission p-value withheld: trusted down to {trusted:.2g} only, above alpha = {alpha:g}"
+            why = shape_reason(getattr(result, "method", ""))
+            note += (f"; fission p-value withheld: trusted down to {trusted:.2g} only, above alpha = {alpha:g}"
+                     + (f" ({why})" if why else ""))
         cell["note"] = note
         out.append(cell)
     return out

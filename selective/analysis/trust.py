@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from statsmodels.tools.sm_exceptions import PerfectSeparationError
 
-from ..hypotheses._trust_model import VARIANCE_CHECK_MARK
+from ..hypotheses._trust_model import VARIANCE_CHECK_MARK, shape_reason
 
 __all__ = ["TrustedResult", "trusted_level", "results_at_level"]
 
@@ -120,7 +120,8 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
                         f"trusted down to {t:.2g} only)" + (f"; {check}" if check else ""))
                 out.append(TrustedResult(result=alt, replaced=True, trusted_level=t_alt, note=note, original=result))
                 continue
-        hint = getattr(spec, "version_hint", None) or _variance_check(result)
+        hint = (getattr(spec, "version_hint", None) or _variance_check(result)
+                or shape_reason(getattr(result, "method", "")))
         trust = "trusted at no level below 1" if t >= 1 else f"trusted down to {t:.2g} only"
         note = (f"{_method(result)} p-value {trust}{f' ({hint})' if hint else ''}: corrected "
                 "p-values that compare it with a smaller threshold are withheld")

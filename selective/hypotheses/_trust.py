@@ -255,7 +255,7 @@ def welch_skewness(x1: np.ndarray, x2: np.ndarray, axis: int = -1) -> np.ndarray
 
 
 def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], family: str, *, alternative: str,
-                      trials: np.ndarray | None = None) -> float | np.ndarray:
+                      trials: np.ndarray | None = None, details: dict | None = None) -> float | np.ndarray:
     """Trusted level of a GLM Wald p-value from the shape of the tested coefficients' scores.
 
     For a tested column :math:`j`, :math:`\\tilde x` is :math:`x_j` minus its weighted projection
@@ -271,7 +271,8 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
     in standard units when the column's values lie on a grid (a binary or count covariate:
     the grid step over :math:`\\sqrt{\\sum \\tilde x^2 v}`), else 0. A heavy-tailed covariate, rare
     events or a coarse covariate make the level large. Joint tests take the worst column and
-    the two-sided charge (a heuristic; docs/calibration.md measures it).
+    the two-sided charge (a heuristic; docs/calibration.md measures it). ``details``, a dict, receives
+    the largest :math:`|\\gamma|`, :math:`|\\kappa|` and :math:`h` over the columns (one fit).
     """
     exog = np.asarray(exog, dtype=float)
     mu = np.asarray(mu, dtype=float)  # shape (n,), or (..., n) for many fits on one design
@@ -303,6 +304,9 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
         shape = (gamma / 6.0)[..., None] * (2.0 * x * x + 1.0) + (kappa / 24.0)[..., None] * np.abs(x**3 - 3.0 * x)
         rel = EDGEWORTH_SAFETY * mills * (shape + step[..., None])
         ok &= (1.0 + np.nan_to_num(rel, nan=np.inf) <= 1.0 + RATE_TOLERANCE) & (var > 0)[..., None]
+        if details is not None:
+            for key, value in (("skewness", gamma), ("kurtosis", kappa), ("step", step)):
+                details[key] = max(details.get(key, 0.0), float(np.nan_to_num(value, nan=np.inf)))
     out = grid_trusted_level(ok)
     return float(out) if np.ndim(out) == 0 else out
 

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from . import _resample, _trust
+from ._counts import binomial_dispersion_z, binomial_trials, counts_problem  # noqa: F401 (counts_problem: for regression)
 
 __all__ = [
     "moment_bounds",
@@ -336,57 +337,6 @@ def poisson_dispersion_z(column: np.ndarray, y: np.ndarray, mu: np.ndarray) -> f
     return float(np.sum(w * (r2 - 1.0)) / math.sqrt(den))
 
 
-def binomial_trials(fit) -> np.ndarray | None:
-    """The trials :math:`m_i` of a logit fit whose outcome is a count of successes (two outcome
-    columns, successes and failures), or None for 0/1 outcomes."""
-    m = np.asarray(getattr(fit.model, "n_trials", 1.0), dtype=float)
-    return m if m.ndim == 1 and np.any(m > 1) else None
-
-
-def counts_problem(model) -> str | None:
-    """What is wrong with the counts of a logit model of successes and failures (None if nothing,
-    or for 0/1 outcomes): whole, non-negative numbers of each, at least one trial in every row."""
-    trials = np.asarray(getattr(model, "n_trials", 1.0), dtype=float)
-    if trials.ndim != 1 or np.all(trials == 1.0):
-        return None
-    share = np.asarray(model.endog, dtype=float)
-    successes = np.where(trials > 0, share * trials, 0.0)
-    bad = ~(np.isfinite(trials) & (trials >= 1) & (share >= 0) & (share <= 1)
-            & (np.abs(trials - np.round(trials)) <= 1e-9 * trials)
-            & (np.abs(successes - np.round(successes)) <= 1e-9 * trials))
-    if not bad.any():
-        return None
-    i = int(np.flatnonzero(bad)[0])
-    return (f"must hold whole, non-negative numbers with at least one trial in every row; row {i} (position) has "
-            f"{float(successes[i]):g} successes out of {float(trials[i]):g} trials")
-
-
-def binomial_dispersion_z(column: np.ndarray, counts: np.ndarray, p: np.ndarray, trials: np.ndarray) -> float:
-    r"""Signed check of the binomial variance along a tested column: :func:`poisson_dispersion_z`
-    for counts :math:`y_i \sim \text{Binomial}(m_i, p_i)`, with :math:`v_i = m_ip_i(1-p_i)`,
-    :math:`w_i = \tilde x_i^2 v_i`, :math:`r_i = (y_i - m_ip_i)/\sqrt{v_i}` and
-    :math:`\mathrm{Var}\, r_i^2 = 2 + (1 - 6p_i(1-p_i))/v_i`; the larger of that z and the same
-    z with weights :math:`v_i` (a common overdispersion, the usual one for counts of clustered
-    trials, is found by all rows in proportion to their information, not only by those that carry
-    the information on the column: measured, a beta-binomial with intra-class correlation 0.02 over
-    30 trials and 60 rows made the Wald test reject 7.3% at 0.05 when only the first z was used;
-    equal weights instead of :math:`v_i` missed it when the trials vary from 1 to 200,
-    docs/THEORY.md 7.1). Rows of one trial are left out: a single trial's variance is fixed by its
-    mean, so only counts can be overdispersed."""
-    v = trials * p * (1.0 - p)
-    counted = (trials >= 2) & (v > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r2 = np.where(counted, (np.asarray(counts, dtype=float) - trials * p) ** 2 / v, 1.0)
-        var_r2 = np.where(counted, 2.0 + (1.0 - 6.0 * p * (1.0 - p)) / v, 0.0)
-    if not (np.all(np.isfinite(r2)) and np.all(np.isfinite(var_r2))):
-        return 0.0
-    z = []
-    for w in (np.where(counted, np.asarray(column, dtype=float) ** 2 * v, 0.0), np.where(counted, v, 0.0)):
-        den = float(np.sum(w * w * var_r2))
-        z.append(float(np.sum(w * (r2 - 1.0)) / math.sqrt(den)) if den > 0 else 0.0)
-    return max(z)
-
-
 def residualised(exog: np.ndarray, j: int, weights: np.ndarray | None = None) -> np.ndarray:
     """Column ``j`` of ``exog`` minus its (weighted) least-squares projection on the other columns."""
     others = [c for c in range(exog.shape[1]) if c != j]
@@ -495,10 +445,31 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
         level = ols_trusted_level(np.asarray(fit.model.wexog, dtype=float), np.asarray(fit.wresid, dtype=float),
                                   columns, alternative)
     else:
+        shape: dict = {}
         level = _trust.glm_trusted_level(np.asarray(fit.model.exog, dtype=float), np.asarray(fit.mu), columns,
                                          "poisson" if model == "poisson" else "binomial", alternative=alternative,
-                                         trials=binomial_trials(fit) if model == "logit" else None)
+                                         trials=binomial_trials(fit) if model == "logit" else None, details=shape)
+        if 0.0 < level < 1.0:  # say what set it, for the report's note
+            what = ", ".join(f"{name!r}" for name in names)
+            lattice = f", lattice step {shape['step']:.2g} sd" if shape.get("step", 0.0) > 0 else ""
+            note = "; ".join(x for x in (note, (
+                f"{SHAPE_MARK} of {what} at the fitted means (skewness {shape['skewness']:.2g}, excess kurtosis "
+                f"{shape['kurtosis']:.2g}{lattice}): more rows lower it, as do lighter tails or more distinct values "
+                "of the tested column, and a strong effect raises it")) if x)
     return float(level), note
+
+
+#: how a GLM test's method says what set its trusted level (:func:`shape_reason` finds it)
+SHAPE_MARK = "trusted level set by the shape of the score"
+
+
+def shape_reason(method: str) -> str:
+    """The clause of a GLM test's method that says what set its trusted level ("" when none)."""
+    at = str(method).find(SHAPE_MARK)
+    if at < 0:
+        return ""
+    end = str(method).find("; ", at)
+    return str(method)[at:] if end < 0 else str(method)[at:end]
 
 
 def pooled_variance_note(x1: np.ndarray, x2: np.ndarray, *, exchangeable: bool = False) -> str:

@@ -104,3 +104,29 @@ def test_zero_one_outcomes_keep_their_rule():
     single = CoefficientTest(formula="s ~ x", term="x", model="logit").run(frame)
     assert counts.pvalue_naive == pytest.approx(single.pvalue_naive, rel=1e-9)
     assert counts.trusted_level == pytest.approx(single.trusted_level, rel=1e-12)
+
+
+def test_the_method_says_what_set_a_glm_trusted_level():
+    """A GLM's trusted level comes from the shape of the tested column's score (docs/THEORY.md 7.1):
+    the method says which shape, with the numbers the rule used, and the report's note carries it."""
+    from selective import Analysis
+    from selective.hypotheses import _trust
+    from selective.hypotheses._trust_model import SHAPE_MARK, shape_reason
+
+    rng = np.random.default_rng(6)
+    frame = _counts(rng, 60, rng.integers(2, 30, size=60), 0.3, x=rng.lognormal(size=60))
+    res = COUNTS.run(frame)
+    assert 0 < res.trusted_level < 1
+    fit = res.model_result
+    details: dict = {}
+    level = _trust.glm_trusted_level(np.asarray(fit.model.exog), np.asarray(fit.mu), [1], "binomial",
+                                     alternative="two-sided", trials=fit.model.n_trials, details=details)
+    assert level == res.trusted_level
+    reason = shape_reason(res.method)
+    assert reason.startswith(f"{SHAPE_MARK} of 'x' at the fitted means (skewness {details['skewness']:.2g}, ")
+    analysis = Analysis(frame, rng=1, n_candidates=1000)
+    analysis.test(COUNTS)
+    assert reason in analysis.report().frame.note.iloc[0]
+    # no reason where nothing was charged (trusted at every level) or the check failed (level 1)
+    assert shape_reason(CoefficientTest(formula="y ~ x", term="x").run(
+        pd.DataFrame({"y": rng.normal(size=50), "x": rng.normal(size=50)})).method) == ""
