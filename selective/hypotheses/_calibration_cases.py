@@ -436,7 +436,8 @@ def _regression_cases() -> list[Case]:
             beta, mu = _irls(design, y, family)
             z = _wald_z(design, beta, mu, family, column)
             p = np.where(ok, _z_pvalue(z, spec.alternative), np.nan)
-            tl = _trust.glm_trusted_level(design, mu, [column], family, alternative=spec.alternative)
+            _, mu0 = _irls(design[:, [c for c in range(design.shape[1]) if c != column]], y, family)  # the null fit
+            tl = _trust.glm_trusted_level(design, mu0, [column], family, alternative=spec.alternative)
             return p, tl
 
         cases.append(Case(key=key, spec=spec, null=null, adverse=adverse, draws=draws, simulate=simulate,
@@ -451,6 +452,16 @@ def _regression_cases() -> list[Case]:
     glm("logit-rare", CoefficientTest(formula="y ~ x", term="x", model="logit"),
         "y ~ Bernoulli(0.02), x normal, n = 500", "rare events",
         np.column_stack([np.ones(500), x]), ["intercept", "x"], "binomial", 0.02, 1, draws=100_000)
+    # benign designs, where the rule (read at the null fit's means) trusts the test at small levels
+    own = np.random.default_rng(20_261_128)  # not `rng`: the designs of the cases below stay as they were
+    x = own.standard_normal(500)
+    glm("poisson-benign", CoefficientTest(formula="y ~ x", term="x", model="poisson"),
+        "y ~ Poisson(5), x normal, n = 500", "none (trusted far down)",
+        np.column_stack([np.ones(500), x]), ["intercept", "x"], "poisson", 5.0, 1, draws=300_000)
+    x = own.uniform(-1.0, 1.0, 120)
+    glm("logit-benign", CoefficientTest(formula="y ~ x", term="x", model="logit"),
+        "y ~ Bernoulli(0.5), x uniform, n = 120", "small n",
+        np.column_stack([np.ones(120), x]), ["intercept", "x"], "binomial", 0.5, 1, draws=400_000)
 
     def ols(key, spec, null, adverse, design, names, errors, *, within_model=True, calls=("run", "run_at_level")):
         n, k = design.shape

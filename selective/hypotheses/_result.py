@@ -71,11 +71,12 @@ class IntervalRule:
     then on the ratio scale.
 
     ``min_alpha`` is the smallest miscoverage at which the interval is trusted: below it
-    :meth:`interval` returns ``(nan, nan)`` instead of a number. It is 0 for the intervals of
+    :meth:`interval` returns ``(nan, nan)`` instead of a number. It is 0 for most intervals of
     :meth:`TestSpec.run <selective.hypotheses.TestSpec.run>` (whose results carry their
-    ``trusted_level``); results of ``run_at_level`` whose p-value comes from an exact or
-    permutation test, but whose interval is still the ordinary asymptotic one, set it to the
-    ordinary result's ``trusted_level``.
+    ``trusted_level``); a GLM coefficient's interval sets it to its own level, read at the fitted
+    means, which a strong effect makes larger than the p-value's (read under the null); results of
+    ``run_at_level`` whose p-value comes from an exact or permutation test, but whose interval is
+    still the ordinary asymptotic one, set it to the ordinary result's ``trusted_level``.
     """
 
     kind: str
@@ -452,9 +453,17 @@ def make_result(
     df: float = _NAN,
     df_denom: float = _NAN,
     model_result: Any = None,
+    interval_trusted_level: float = 0.0,
 ) -> TestResult:
-    """Assemble a TestResult from a spec and the numbers of its statsmodels / scipy call."""
+    """Assemble a TestResult from a spec and the numbers of its statsmodels / scipy call.
+
+    ``interval_trusted_level`` (when above ``trusted_level``: a GLM interval, read at the fitted
+    means) becomes the rule's ``min_alpha``; the naive interval is the test's own output and is
+    built without it."""
     alpha = 1.0 - spec.confidence_level
+    naive = rule.interval(alpha)
+    if interval_trusted_level > rule.min_alpha:
+        rule = dataclasses.replace(rule, min_alpha=float(interval_trusted_level))
     return TestResult(
         pvalue_method=pvalue_method,
         trusted_level=float(trusted_level),
@@ -464,7 +473,7 @@ def make_result(
         df=float(df),
         df_denom=float(df_denom),
         pvalue_naive=float(np.clip(pvalue, 0.0, 1.0)),
-        ci_naive=rule.interval(alpha),
+        ci_naive=naive,
         alternative=spec.alternative,
         confidence_level=float(spec.confidence_level),
         method=method,

@@ -259,7 +259,8 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
     """Trusted level of a GLM Wald p-value from the shape of the tested coefficients' scores.
 
     For a tested column :math:`j`, :math:`\\tilde x` is :math:`x_j` minus its weighted projection
-    on the other columns (weights the variance function :math:`v(\\mu)` at the fitted means),
+    on the other columns (weights the variance function :math:`v(\\mu)` at the means ``mu``: the
+    null fit's for a p-value, the fitted ones for an interval, as ``_trust_model.fit_trust`` passes),
     and the score :math:`U = \\sum_i \\tilde x_i (y_i - \\mu_i)` has skewness
     :math:`\\gamma = \\sum \\tilde x^3 \\kappa_3 / (\\sum \\tilde x^2 v)^{3/2}` and excess kurtosis
     :math:`\\kappa = \\sum \\tilde x^4 \\kappa_4 / (\\sum \\tilde x^2 v)^2`, with the cumulants

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from . import _resample, _trust
+from ._null_fit import null_fit_means
 from ._counts import binomial_dispersion_z, binomial_trials, counts_problem  # noqa: F401 (counts_problem: for regression)
 
 __all__ = [
@@ -430,33 +431,47 @@ def fit_variance_checks(fit, model: str, columns: list[int], names: list[str], *
 
 
 def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative: str, *,
-              permutable: bool = True) -> tuple[float, str]:
-    """Trusted level of a plain regression fit's t / Wald p-value for ``columns``, and the note of a
-    failed variance check (:func:`fit_variance_checks`; the level is 1 when the model's check fails).
+              permutable: bool = True, values: list[float] | None = None) -> tuple[float, str, float]:
+    """Trusted levels of a plain regression fit's t / Wald test of ``columns``: of its p-value and
+    of its interval, and the note of a failed variance check (:func:`fit_variance_checks`; both
+    levels are 1 when the model's check fails) or of what set a GLM's level.
 
     OLS / WLS: :func:`ols_trusted_level` of the whitened design and residuals (WLS is OLS on rows
-    scaled by the root weights); GLMs: :func:`selective.hypotheses._trust.glm_trusted_level` at the
-    fitted means.
+    scaled by the root weights), for both. GLMs: :func:`selective.hypotheses._trust.glm_trusted_level`.
+    The p-value's level is read at the means of the null fit (the tested coefficients held at
+    ``values``, default 0; :func:`null_fit_means`): only the null law of the statistic matters for a
+    p-value, and under the null that fit estimates it at least as well as the full one, while a
+    real effect no longer inflates the level. The interval covers the true coefficient whatever it is,
+    so its level is read at the fitted means. When the null fit fails, both use the fitted means.
     """
     note, model_fails, _ = fit_variance_checks(fit, model, columns, names, permutable=permutable)
     if model_fails:
-        return 1.0, note
+        return 1.0, note, 1.0
     if model == "ols":
         level = ols_trusted_level(np.asarray(fit.model.wexog, dtype=float), np.asarray(fit.wresid, dtype=float),
                                   columns, alternative)
-    else:
-        shape: dict = {}
-        level = _trust.glm_trusted_level(np.asarray(fit.model.exog, dtype=float), np.asarray(fit.mu), columns,
-                                         "poisson" if model == "poisson" else "binomial", alternative=alternative,
-                                         trials=binomial_trials(fit) if model == "logit" else None, details=shape)
-        if 0.0 < level < 1.0:  # say what set it, for the report's note
-            what = ", ".join(f"{name!r}" for name in names)
-            lattice = f", lattice step {shape['step']:.2g} sd" if shape.get("step", 0.0) > 0 else ""
-            note = "; ".join(x for x in (note, (
-                f"{SHAPE_MARK} of {what} at the fitted means (skewness {shape['skewness']:.2g}, excess kurtosis "
-                f"{shape['kurtosis']:.2g}{lattice}): more rows lower it, as do lighter tails or more distinct values "
-                "of the tested column, and a strong effect raises it")) if x)
-    return float(level), note
+        return float(level), note, float(level)
+    exog = np.asarray(fit.model.exog, dtype=float)
+    family, trials = ("poisson" if model == "poisson" else "binomial"), (
+        binomial_trials(fit) if model == "logit" else None)
+    interval = float(_trust.glm_trusted_level(exog, np.asarray(fit.mu), columns, family, alternative=alternative,
+                                              trials=trials))
+    mu0 = null_fit_means(fit, columns, [0.0] * len(columns) if values is None else values)
+    shape: dict = {}
+    level = float(_trust.glm_trusted_level(exog, np.asarray(fit.mu) if mu0 is None else mu0, columns, family,
+                                           alternative=alternative, trials=trials, details=shape))
+    if 0.0 < level < 1.0:  # say what set it, for the report's note
+        what = ", ".join(f"{name!r}" for name in names)
+        lattice = f", lattice step {shape['step']:.2g} sd" if shape.get("step", 0.0) > 0 else ""
+        where = "at the fitted means (the null fit failed)" if mu0 is None else "at the means of the null fit"
+        note = "; ".join(x for x in (note, (
+            f"{SHAPE_MARK} of {what} {where} (skewness {shape['skewness']:.2g}, excess kurtosis "
+            f"{shape['kurtosis']:.2g}{lattice}): more rows lower it, as do lighter tails or more distinct values "
+            "of the tested column")) if x)
+    if interval > level:
+        note = "; ".join(x for x in (note, f"interval trusted down to miscoverage {interval:.2g} (the score's shape at "
+                                     "the fitted means: a strong effect raises it)") if x)
+    return level, note, max(interval, level)
 
 
 #: how a GLM test's method says what set its trusted level (:func:`shape_reason` finds it)

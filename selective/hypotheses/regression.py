@@ -23,6 +23,7 @@ import statsmodels.formula.api as smf
 from .._validation import check_choice, exact_fit_problem, magnitude_problem
 from ..exceptions import SelectiveWarning
 from . import _resample, _trust, _trust_model
+from ._null_fit import GLM_FIT_OPTIONS
 from ._result import IntervalRule, TestResult, make_result, with_pvalue
 from ._spec import TestSpec, check_frame, check_value, fmt, select
 
@@ -40,10 +41,6 @@ ROBUST_NOTE = (
 _RATIO_NAMES = {"logit": "odds ratio", "poisson": "rate ratio"}
 _MODEL_NAMES = {"ols": "OLS", "logit": "logit", "poisson": "Poisson"}
 _FAMILY_CALLS = {"logit": "sm.families.Binomial()", "poisson": "sm.families.Poisson()"}
-# IRLS to a relative deviance change of 1e-13 rather than statsmodels' default absolute 1e-8:
-# the standard errors use the weights of the last-but-one iterate, and at the default they can
-# be off by ~1e-5 relative (seen on Poisson fits against R's glm run to convergence).
-GLM_FIT_OPTIONS = {"atol": 1e-13, "rtol": 1e-13, "maxiter": 100}
 
 
 def _check_formula(formula: Any) -> None:
@@ -214,7 +211,8 @@ class CoefficientTest(TestSpec):
     from the residuals' skewness and kurtosis and the tested column's shape
     (:func:`selective.hypotheses._trust_model.ols_trusted_level`). GLM Wald p-values are
     asymptotic, trusted by the rule of :func:`selective.hypotheses._trust.glm_trusted_level`
-    (skewness, kurtosis and lattice step of the score). Below the trusted level, and when
+    (skewness, kurtosis and lattice step of the score): the p-value's at the means of the null fit, the
+    interval's at the fitted means (``interval_rule.min_alpha``). Below the trusted level, and when
     ``value`` is 0 with the ordinary covariance and no weights, ``run_at_level`` permutes the
     outcome within strata of rows with identical nuisance columns (all rows when the only
     other term is the intercept) and refers the standardised efficient score to that
@@ -314,15 +312,17 @@ class CoefficientTest(TestSpec):
             method += f"; estimate and CI exponentiated ({_RATIO_NAMES[self.model]})"
         pvalue_method = "exact_under_model" if self.model == "ols" and self.cov_type == "nonrobust" else "asymptotic"
         if pvalue_method == "asymptotic" and not _plain(self):
-            trusted, note = 1.0, ROBUST_NOTE
+            trusted, note, interval = 1.0, ROBUST_NOTE, 1.0
         else:  # OLS and WLS, plain GLMs
-            trusted, note = _trust_model.fit_trust(fit, self.model, [index], [self.term], self.alternative,
-                                                   permutable=float(self.value) == 0.0 and _plain(self))
+            trusted, note, interval = _trust_model.fit_trust(fit, self.model, [index], [self.term], self.alternative,
+                                                             permutable=float(self.value) == 0.0 and _plain(self),
+                                                             values=[float(self.value)])
         method += f"; {note}" if note else ""
         return make_result(
             spec=self, estimate=math.exp(estimate) if self.exponentiate else estimate, statistic=statistic,
             pvalue=pvalue, df=df, rule=rule, method=method,
             n_obs=int(fit.nobs), pvalue_method=pvalue_method, trusted_level=trusted, model_result=fit,
+            interval_trusted_level=interval,
         )
 
     def _at_level(self, data, result, *, level, rng, max_resamples):
@@ -407,9 +407,9 @@ class JointWaldTest(TestSpec):
         pvalue_method = "exact_under_model" if self.model == "ols" and use_f else "asymptotic"
         if self.cov_type != "nonrobust" or (self.model != "ols" and self.weights is not None):
             trusted, note = 1.0, ROBUST_NOTE
-        else:
-            trusted, note = _trust_model.fit_trust(fit, self.model, self._columns(fit), list(self.terms), "two-sided",
-                                                   permutable=_plain(self))
+        else:  # no interval: the p-value's level only
+            trusted, note, _ = _trust_model.fit_trust(fit, self.model, self._columns(fit), list(self.terms),
+                                                      "two-sided", permutable=_plain(self))
             if self.model == "ols" and not use_f:
                 trusted = max(trusted, _trust.chi2_vs_f_trusted_level(n_terms, float(fit.df_resid)))
         method += f"; {note}" if note else ""
@@ -433,7 +433,7 @@ class JointWaldTest(TestSpec):
             return None
         fit = _fit(self, data)
         if self.model == "ols" and not self.uses_f:
-            trusted, _ = _trust_model.fit_trust(fit, "ols", self._columns(fit), list(self.terms), "two-sided")
+            trusted, _, _ = _trust_model.fit_trust(fit, "ols", self._columns(fit), list(self.terms), "two-sided")
             if trusted <= level:
                 wald, method = self._wald(fit, True)  # the chi-square reference: use the F law
                 return with_pvalue(

@@ -111,6 +111,7 @@ def test_the_method_says_what_set_a_glm_trusted_level():
     the method says which shape, with the numbers the rule used, and the report's note carries it."""
     from selective import Analysis
     from selective.hypotheses import _trust
+    from selective.hypotheses._null_fit import null_fit_means
     from selective.hypotheses._trust_model import SHAPE_MARK, shape_reason
 
     rng = np.random.default_rng(6)
@@ -119,11 +120,13 @@ def test_the_method_says_what_set_a_glm_trusted_level():
     assert 0 < res.trusted_level < 1
     fit = res.model_result
     details: dict = {}
-    level = _trust.glm_trusted_level(np.asarray(fit.model.exog), np.asarray(fit.mu), [1], "binomial",
+    null_means = null_fit_means(fit, [1], [0.0])
+    level = _trust.glm_trusted_level(np.asarray(fit.model.exog), null_means, [1], "binomial",
                                      alternative="two-sided", trials=fit.model.n_trials, details=details)
     assert level == res.trusted_level
     reason = shape_reason(res.method)
-    assert reason.startswith(f"{SHAPE_MARK} of 'x' at the fitted means (skewness {details['skewness']:.2g}, ")
+    assert reason.startswith(f"{SHAPE_MARK} of 'x' at the means of the null fit (skewness "
+                             f"{details['skewness']:.2g}, ")
     analysis = Analysis(frame, rng=1, n_candidates=1000)
     analysis.test(COUNTS)
     assert reason in analysis.report().frame.note.iloc[0]

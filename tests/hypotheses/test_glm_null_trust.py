@@ -1,0 +1,145 @@
+"""A GLM Wald p-value is trusted from the shape of its score under the null (the means of the null
+fit), its interval from the shape at the fitted means (docs/THEORY.md 7.1).
+
+Only the null law of the statistic matters for a p-value. Read at the fitted means, a real effect
+made the level large and withheld the corrected columns of the very discoveries (a log-odds slope of
+0.5 per SD at n = 1,000: trusted only down to about 0.2); read under the null it is not.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from selective.hypotheses import CoefficientTest, JointWaldTest, _trust
+from selective.hypotheses._null_fit import null_fit_means
+from tests.stats_helpers import assert_rate_at_most
+
+LOGIT = CoefficientTest(formula="y ~ x + z", term="x", model="logit")
+
+
+def _logit_frame(rng, n, slope):
+    x, z = rng.normal(size=n), rng.normal(size=n)
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(-1.0 + slope * x + 0.3 * z)))).astype(float)
+    return pd.DataFrame({"y": y, "x": x, "z": z})
+
+
+@pytest.mark.parametrize("case", ["poisson", "poisson_value", "logit", "counts"])
+def test_null_fit_means_are_statsmodels_constrained_fit(case):
+    """The null fit holds the tested coefficient at its null value: statsmodels' own constrained
+    fit (a different route: a transformed model) gives the same means."""
+    rng = np.random.default_rng(11)
+    n = 150
+    x, z = rng.normal(size=n), rng.normal(size=n)
+    if case.startswith("poisson"):
+        frame = pd.DataFrame({"y": rng.poisson(np.exp(0.2 + 0.4 * x)), "x": x, "z": z})
+        spec = CoefficientTest(formula="y ~ x + z", term="x", model="poisson", value=0.25 if case.endswith("value")
+                               else 0.0)
+    elif case == "logit":
+        frame = _logit_frame(rng, n, 0.8)
+        spec = LOGIT
+    else:
+        m = rng.integers(1, 25, size=n)
+        s = rng.binomial(m, 1.0 / (1.0 + np.exp(-0.6 * x)))
+        frame = pd.DataFrame({"s": s, "f": m - s, "x": x, "z": z})
+        spec = CoefficientTest(formula="s + f ~ x + z", term="x", model="logit")
+    fit = spec.run(frame).model_result
+    r = np.zeros((1, len(fit.params)))
+    r[0, 1] = 1.0
+    expected = fit.model.fit_constrained((r, np.array([float(spec.value)]))).mu
+    got = null_fit_means(fit, [1], [float(spec.value)])
+    np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-10)
+    assert not np.allclose(got, fit.mu, rtol=1e-3)  # it is not the full fit
+
+
+def test_pvalue_level_under_the_null_interval_level_at_the_fitted_means():
+    """A strong effect: the p-value's level is the rule at the null fit's means, the interval's the
+    rule at the fitted means, and the second is the larger; the naive interval (the test's own
+    output) is shown, the interval at a smaller miscoverage than its level is withheld."""
+    rng = np.random.default_rng(4)
+    res = LOGIT.run(_logit_frame(rng, 1000, 0.5))
+    fit = res.model_result
+    exog = np.asarray(fit.model.exog, dtype=float)
+    at_null = _trust.glm_trusted_level(exog, null_fit_means(fit, [1], [0.0]), [1], "binomial",
+                                       alternative="two-sided")
+    at_fit = _trust.glm_trusted_level(exog, np.asarray(fit.mu), [1], "binomial", alternative="two-sided")
+    assert res.trusted_level == at_null
+    assert res.interval_rule.min_alpha == max(at_null, at_fit)
+    assert res.trusted_level < 0.005 < 0.05 < res.interval_rule.min_alpha  # the effect raised only the interval's
+    assert np.all(np.isfinite(res.ci_naive))
+    assert np.all(np.isnan(res.ci_at(alpha=res.interval_rule.min_alpha / 2)))
+    assert np.all(np.isfinite(res.ci_at(alpha=min(1.0, res.interval_rule.min_alpha * 1.5))))
+    assert f"interval trusted down to miscoverage {res.interval_rule.min_alpha:.2g}" in res.method
+    # the level survives the audit round trip
+    from selective.hypotheses import TestResult
+    back = TestResult.from_dict(res.to_dict())
+    assert back.interval_rule.min_alpha == res.interval_rule.min_alpha
+    assert back.trusted_level == res.trusted_level
+
+
+def test_joint_wald_uses_the_null_fit():
+    rng = np.random.default_rng(5)
+    frame = _logit_frame(rng, 800, 0.5)
+    res = JointWaldTest(formula="y ~ x + z", terms=("x", "z"), model="logit").run(frame)
+    fit = res.model_result
+    expected = _trust.glm_trusted_level(np.asarray(fit.model.exog, dtype=float), null_fit_means(fit, [1, 2], [0, 0]),
+                                        [1, 2], "binomial", alternative="two-sided")
+    assert res.trusted_level == expected < 0.05
+
+
+def test_a_failed_null_fit_falls_back_to_the_fitted_means(monkeypatch):
+    from selective.hypotheses import _trust_model
+
+    monkeypatch.setattr(_trust_model, "null_fit_means", lambda *args: None)
+    rng = np.random.default_rng(4)
+    res = LOGIT.run(_logit_frame(rng, 1000, 0.5))
+    fit = res.model_result
+    at_fit = _trust.glm_trusted_level(np.asarray(fit.model.exog, dtype=float), np.asarray(fit.mu), [1], "binomial",
+                                      alternative="two-sided")
+    assert res.trusted_level == at_fit == res.interval_rule.min_alpha
+    assert "at the fitted means (the null fit failed)" in res.method
+
+
+def test_separation_along_a_nuisance_column_is_not_trusted():
+    """The outcome separated by the nuisance column: the null fit's means reach 0 and 1, the
+    score's variance vanishes and the p-value is trusted at no level (as at the fitted means)."""
+    rng = np.random.default_rng(0)
+    x, z = rng.normal(size=40), rng.normal(size=40)
+    frame = pd.DataFrame({"y": (z > 0).astype(float), "x": x, "z": z})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = LOGIT.run(frame)
+    assert res.trusted_level == 1.0 == res.interval_rule.min_alpha
+
+
+def test_report_shows_the_corrected_pvalue_of_a_strong_glm_effect_and_withholds_its_interval():
+    """The corrected p-value of a real effect is no longer withheld; its corrected interval, at a
+    miscoverage below the interval's own level, is, and the note says why."""
+    from selective import Analysis
+
+    rng = np.random.default_rng(4)
+    analysis = Analysis(_logit_frame(rng, 1000, 0.5), rng=1, n_candidates=1000)
+    analysis.test(LOGIT)
+    row = analysis.report().frame.iloc[0]
+    assert 0 < row.pvalue_best < 1e-6
+    assert np.isnan(row.ci_corrected_low) and np.isnan(row.ci_corrected_high)
+    assert "corrected interval withheld: the test's interval is trusted down to miscoverage" in row.note
+
+
+def test_logit_wald_holds_its_level_where_the_null_fit_trusts_it():
+    """Under the null (p = 0.3, normal x and a nuisance covariate, n = 300) the p-value, used only
+    where trusted, rejects at most at the level. 1,500 replications at 0.01 (the rule trusts most of
+    them there); false-failure rate 1e-6 per check (one-sided binomial). A rule that trusted a test
+    rejecting at twice the level fails it with probability about 0.97."""
+    rng = np.random.default_rng(2026)
+    used = rejected = 0
+    for _ in range(1500):
+        res = LOGIT.run(_logit_frame(rng, 300, 0.0))
+        if res.trusted_level <= 0.01:
+            used += 1
+            rejected += res.pvalue_naive <= 0.01
+    assert used >= 750
+    assert_rate_at_most(rejected, 1500, 0.01)
