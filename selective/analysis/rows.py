@@ -46,8 +46,8 @@ def _uses_product_scope(totals: LedgerTotals) -> bool:
 
 
 def _corrected_interval(result: Any, gamma) -> tuple[float, float]:
-    if gamma is None or not math.isfinite(gamma.log2_gamma):
-        return (math.nan, math.nan)
+    if gamma is None or not math.isfinite(gamma.log2_gamma) or gamma.gamma < getattr(result, "interval_level", 0.0):
+        return (math.nan, math.nan)  # (a GLM interval is trusted only down to its own level, THEORY 7.1)
     if gamma.gamma > 0:
         return result.ci_at(alpha=gamma.gamma) if hasattr(result, "ci_at") else (math.nan, math.nan)
     return (-math.inf, math.inf)  # gamma below the double range: no finite interval to report
@@ -168,7 +168,7 @@ def _interval_reason(result: Any, gamma: float, tr: Any) -> str:
     if not hasattr(result, "ci_at") or getattr(rule, "kind", "") == "none":
         return "corrected interval withheld: the test gives no interval"
     trusted = tr.trusted_level if tr is not None else 0.0
-    floor = max(float(getattr(rule, "min_alpha", 0.0)), trusted)
+    floor = max(float(getattr(rule, "min_alpha", 0.0)), trusted, float(getattr(result, "interval_level", 0.0)))
     if floor > gamma:
         own = (f" (the {_method_of(result).replace('_', ' ')} p-value used at the corrected level has no interval "
                "of its own)" if tr is not None and tr.replaced else "")

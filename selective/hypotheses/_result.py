@@ -71,12 +71,11 @@ class IntervalRule:
     then on the ratio scale.
 
     ``min_alpha`` is the smallest miscoverage at which the interval is trusted: below it
-    :meth:`interval` returns ``(nan, nan)`` instead of a number. It is 0 for most intervals of
+    :meth:`interval` returns ``(nan, nan)`` instead of a number. It is 0 for the intervals of
     :meth:`TestSpec.run <selective.hypotheses.TestSpec.run>` (whose results carry their
-    ``trusted_level``); a GLM coefficient's interval sets it to its own level, read at the fitted
-    means, which a strong effect makes larger than the p-value's (read under the null); results of
-    ``run_at_level`` whose p-value comes from an exact or permutation test, but whose interval is
-    still the ordinary asymptotic one, set it to the ordinary result's ``trusted_level``.
+    ``trusted_level`` and ``interval_trusted_level``); results of ``run_at_level`` whose p-value comes
+    from an exact or permutation test, but whose interval is still the ordinary asymptotic one, set it
+    to the ordinary result's :attr:`~TestResult.interval_level`.
     """
 
     kind: str
@@ -208,7 +207,13 @@ class TestResult:
         stated assumptions); for asymptotic ones the documented rule of
         :mod:`selective.hypotheses._trust` (1.0: trusted at no level below 1). A p-value must
         not be compared with a threshold below ``trusted_level``; neither may the interval
-        ``ci_at(alpha=gamma)`` with ``gamma < trusted_level`` be reported as valid.
+        ``ci_at(alpha=gamma)`` with ``gamma`` below :attr:`interval_level` be reported as valid.
+    interval_trusted_level : float or None
+        The smallest miscoverage at which the interval is trusted, when it differs from the
+        p-value's: a GLM coefficient's p-value is trusted from the law of its score under the null
+        (the null fit's means), its interval, which must cover the true coefficient whatever it is,
+        from the fitted means, where a strong effect makes the level larger (docs/THEORY.md 7.1).
+        None: the same as ``trusted_level``.
     model_result : object or None
         The fitted statsmodels results object behind the numbers where one exists
         (``RegressionResults`` / ``GLMResults`` of :class:`~selective.hypotheses.CoefficientTest`
@@ -240,6 +245,7 @@ class TestResult:
     df_denom: float = _NAN
     pvalue_method: str = "asymptotic"
     trusted_level: float = 1.0
+    interval_trusted_level: float | None = field(default=None, repr=False)
     interval_rule: IntervalRule = field(default=IntervalRule(kind="none"), repr=False, compare=False)
     model_result: Any = field(default=None, repr=False, compare=False)
 
@@ -248,6 +254,14 @@ class TestResult:
             allowed = ", ".join(repr(m) for m in PVALUE_METHODS)
             raise ValueError(f"`pvalue_method` must be one of {allowed}; got {self.pvalue_method!r}.")
         check_in_interval("trusted_level", self.trusted_level, low=0.0, high=1.0)
+        if self.interval_trusted_level is not None:
+            check_in_interval("interval_trusted_level", self.interval_trusted_level, low=0.0, high=1.0)
+
+    @property
+    def interval_level(self) -> float:
+        """The smallest miscoverage at which ``ci_at`` is trusted: the larger of ``trusted_level``
+        and ``interval_trusted_level``."""
+        return max(self.trusted_level, self.interval_trusted_level or 0.0)
 
     def __reduce__(self):
         state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "model_result"}
@@ -360,6 +374,8 @@ class TestResult:
             "pvalue_naive": _json_float(self.pvalue_naive),
             "pvalue_method": self.pvalue_method,
             "trusted_level": _json_float(self.trusted_level),
+            "interval_trusted_level": None if self.interval_trusted_level is None
+            else _json_float(self.interval_trusted_level),
             "ci_naive": [_json_float(v) for v in self.ci_naive],
             "alternative": self.alternative,
             "confidence_level": _json_float(self.confidence_level),
@@ -405,6 +421,8 @@ class TestResult:
             pvalue_naive=float(d["pvalue_naive"]),
             pvalue_method=d.get("pvalue_method", "asymptotic"),
             trusted_level=float(d.get("trusted_level", 1.0)),
+            interval_trusted_level=None if d.get("interval_trusted_level") is None
+            else float(d["interval_trusted_level"]),
             ci_naive=(float(d["ci_naive"][0]), float(d["ci_naive"][1])),
             alternative=d.get("alternative", "two-sided"),
             confidence_level=float(d.get("confidence_level", _NAN)),
@@ -453,27 +471,21 @@ def make_result(
     df: float = _NAN,
     df_denom: float = _NAN,
     model_result: Any = None,
-    interval_trusted_level: float = 0.0,
+    interval_trusted_level: float | None = None,
 ) -> TestResult:
-    """Assemble a TestResult from a spec and the numbers of its statsmodels / scipy call.
-
-    ``interval_trusted_level`` (when above ``trusted_level``: a GLM interval, read at the fitted
-    means) becomes the rule's ``min_alpha``; the naive interval is the test's own output and is
-    built without it."""
+    """Assemble a TestResult from a spec and the numbers of its statsmodels / scipy call."""
     alpha = 1.0 - spec.confidence_level
-    naive = rule.interval(alpha)
-    if interval_trusted_level > rule.min_alpha:
-        rule = dataclasses.replace(rule, min_alpha=float(interval_trusted_level))
     return TestResult(
         pvalue_method=pvalue_method,
         trusted_level=float(trusted_level),
+        interval_trusted_level=None if interval_trusted_level is None else float(interval_trusted_level),
         hypothesis=spec.hypothesis,
         estimate=float(estimate),
         statistic=float(statistic),
         df=float(df),
         df_denom=float(df_denom),
         pvalue_naive=float(np.clip(pvalue, 0.0, 1.0)),
-        ci_naive=naive,
+        ci_naive=rule.interval(alpha),
         alternative=spec.alternative,
         confidence_level=float(spec.confidence_level),
         method=method,
@@ -499,11 +511,11 @@ def with_pvalue(
 
     Hypothesis, estimate, level and ``n_obs`` stay. Without a ``rule`` dual to the new
     version, the ordinary interval stays but is withheld (NaN) at miscoverages below the
-    ordinary result's ``trusted_level``.
+    ordinary result's :attr:`~TestResult.interval_level`.
     """
     if rule is None:
         old = result.interval_rule
-        rule = dataclasses.replace(old, min_alpha=max(old.min_alpha, result.trusted_level))
+        rule = dataclasses.replace(old, min_alpha=max(old.min_alpha, result.interval_level))
     return dataclasses.replace(
         result,
         pvalue_naive=float(np.clip(pvalue, 0.0, 1.0)),

@@ -212,7 +212,7 @@ class CoefficientTest(TestSpec):
     (:func:`selective.hypotheses._trust_model.ols_trusted_level`). GLM Wald p-values are
     asymptotic, trusted by the rule of :func:`selective.hypotheses._trust.glm_trusted_level`
     (skewness, kurtosis and lattice step of the score): the p-value's at the means of the null fit, the
-    interval's at the fitted means (``interval_rule.min_alpha``). Below the trusted level, and when
+    interval's at the fitted means (``interval_trusted_level``). Below the trusted level, and when
     ``value`` is 0 with the ordinary covariance and no weights, ``run_at_level`` permutes the
     outcome within strata of rows with identical nuisance columns (all rows when the only
     other term is the intercept) and refers the standardised efficient score to that
@@ -322,7 +322,7 @@ class CoefficientTest(TestSpec):
             spec=self, estimate=math.exp(estimate) if self.exponentiate else estimate, statistic=statistic,
             pvalue=pvalue, df=df, rule=rule, method=method,
             n_obs=int(fit.nobs), pvalue_method=pvalue_method, trusted_level=trusted, model_result=fit,
-            interval_trusted_level=interval,
+            interval_trusted_level=interval if interval > trusted else None,
         )
 
     def _at_level(self, data, result, *, level, rng, max_resamples):

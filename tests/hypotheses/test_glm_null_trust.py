@@ -8,13 +8,17 @@ made the level large and withheld the corrected columns of the very discoveries 
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import pickle
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from selective.hypotheses import CoefficientTest, JointWaldTest, _trust
+from selective.hypotheses import CoefficientTest, JointWaldTest, TestResult, _trust
+from selective.hypotheses._result import with_pvalue
 from selective.hypotheses._null_fit import null_fit_means
 from tests.stats_helpers import assert_rate_at_most
 
@@ -67,17 +71,24 @@ def test_pvalue_level_under_the_null_interval_level_at_the_fitted_means():
                                        alternative="two-sided")
     at_fit = _trust.glm_trusted_level(exog, np.asarray(fit.mu), [1], "binomial", alternative="two-sided")
     assert res.trusted_level == at_null
-    assert res.interval_rule.min_alpha == max(at_null, at_fit)
-    assert res.trusted_level < 0.005 < 0.05 < res.interval_rule.min_alpha  # the effect raised only the interval's
-    assert np.all(np.isfinite(res.ci_naive))
-    assert np.all(np.isnan(res.ci_at(alpha=res.interval_rule.min_alpha / 2)))
-    assert np.all(np.isfinite(res.ci_at(alpha=min(1.0, res.interval_rule.min_alpha * 1.5))))
-    assert f"interval trusted down to miscoverage {res.interval_rule.min_alpha:.2g}" in res.method
-    # the level survives the audit round trip
-    from selective.hypotheses import TestResult
-    back = TestResult.from_dict(res.to_dict())
-    assert back.interval_rule.min_alpha == res.interval_rule.min_alpha
+    assert res.interval_level == max(at_null, at_fit)
+    assert res.trusted_level < 0.005 < 0.05 < res.interval_level  # the effect raised only the interval's
+    assert np.all(np.isfinite(res.ci_naive)) and res.ci_at(alpha=0.05) == res.ci_naive  # the test's own output
+    assert f"interval trusted down to miscoverage {res.interval_level:.2g}" in res.method
+    # a version for a small level keeps the ordinary interval, withheld below the interval's level
+    at_level = with_pvalue(res, pvalue=0.5, method="m", pvalue_method="permutation")
+    assert np.all(np.isnan(at_level.ci_at(alpha=res.interval_level / 2)))
+    assert np.all(np.isfinite(at_level.ci_at(alpha=min(1.0, res.interval_level * 1.5))))
+    # the level survives the audit round trip and pickling
+    back = TestResult.from_dict(json.loads(json.dumps(res.to_dict())))
+    assert back.interval_trusted_level == res.interval_trusted_level and back.interval_level == res.interval_level
     assert back.trusted_level == res.trusted_level
+    assert pickle.loads(pickle.dumps(res)).interval_level == res.interval_level
+    # an OLS result has one level for both
+    ols = CoefficientTest(formula="y ~ x + z", term="x").run(_logit_frame(rng, 50, 0.0).assign(y=rng.normal(size=50)))
+    assert ols.interval_trusted_level is None and ols.interval_level == ols.trusted_level
+    with pytest.raises(ValueError, match="interval_trusted_level"):
+        dataclasses.replace(res, interval_trusted_level=1.5)
 
 
 def test_joint_wald_uses_the_null_fit():
@@ -99,7 +110,7 @@ def test_a_failed_null_fit_falls_back_to_the_fitted_means(monkeypatch):
     fit = res.model_result
     at_fit = _trust.glm_trusted_level(np.asarray(fit.model.exog, dtype=float), np.asarray(fit.mu), [1], "binomial",
                                       alternative="two-sided")
-    assert res.trusted_level == at_fit == res.interval_rule.min_alpha
+    assert res.trusted_level == at_fit == res.interval_level
     assert "at the fitted means (the null fit failed)" in res.method
 
 
@@ -112,7 +123,7 @@ def test_separation_along_a_nuisance_column_is_not_trusted():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = LOGIT.run(frame)
-    assert res.trusted_level == 1.0 == res.interval_rule.min_alpha
+    assert res.trusted_level == 1.0 == res.interval_level
 
 
 def test_report_shows_the_corrected_pvalue_of_a_strong_glm_effect_and_withholds_its_interval():
