@@ -63,8 +63,8 @@ from typing import Any
 import numpy as np
 
 from . import _resample, _trust
-from ._null_fit import null_fit_means
 from ._counts import binomial_dispersion_z, binomial_trials, counts_problem  # noqa: F401 (counts_problem: for regression)
+from ._null_fit import null_fit_means
 
 __all__ = [
     "moment_bounds",

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 from selective.hypotheses import CoefficientTest, JointWaldTest, TestResult, _trust
-from selective.hypotheses._result import with_pvalue
 from selective.hypotheses._null_fit import null_fit_means
+from selective.hypotheses._result import with_pvalue
 from tests.stats_helpers import assert_rate_at_most
 
 LOGIT = CoefficientTest(formula="y ~ x + z", term="x", model="logit")
