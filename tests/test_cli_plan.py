@@ -859,6 +859,10 @@ SHARP_ERRORS = [
                                                   conditional=""), r"\[fission\]: method \"gaussian\" needs `sigma`"),
     ("unknown fission key", _SHARP_PLAN.format(fission=_FISSION + "colour = 1\n", conditional=""),
      r"\[fission\]: unknown field\(s\) 'colour'"),
+    # the message names the plan's field, not Analysis.fission's argument `column`
+    ("fission column not in the data", _SHARP_PLAN.format(
+        fission='[fission]\ncolumns = ["m01", "nope"]\nmethod = "gaussian"\nsigma = 1.0\n', conditional=""),
+     r"\[fission\]: ValueError: `columns` .*'nope'"),
     ("conditional without for_each", """
 [[test]]
 kind = "one_sample_t"

@@ -404,8 +404,9 @@ def _apply_fission(plan: Plan, analysis: Analysis, data: pd.DataFrame) -> None:
     try:
         analysis.fission(cols, method=f["method"], sigma=f.get("sigma"), tau=float(f.get("tau", 1.0)),
                          epsilon=float(f.get("epsilon", 0.5)), trials=f.get("trials"))
-    except _RUN_ERRORS as exc:
-        raise _err(plan.source, "[fission]", f"{type(exc).__name__}: {exc}") from None
+    except _RUN_ERRORS as exc:  # Analysis.fission's `column` is the plan's `columns` / `columns_like`
+        message = str(exc).replace("`column`", "`columns`" if "columns" in f else "`columns_like`")
+        raise _err(plan.source, "[fission]", f"{type(exc).__name__}: {message}") from None
 
 
 def _refused_step(analysis: Analysis, selectors: list[Any]) -> int:
