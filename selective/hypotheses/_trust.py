@@ -267,13 +267,15 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
     :math:`\\kappa_3 = \\kappa_4 = \\mu` (Poisson) or :math:`\\mu(1-\\mu)(1-2\\mu)` and
     :math:`\\mu(1-\\mu)(1-6\\mu(1-\\mu))` (Bernoulli; times ``trials`` :math:`m_i` for a count of
     :math:`m_i` trials, whose cumulants are the sums of the trials'). The relative tail error charged is
-    :math:`[\\tfrac{|\\gamma|}{6}(2x^2+1) + \\tfrac{|\\kappa|}{24}|x^3-3x| + h]\\,\\varphi(x)/q`, doubled
-    (:data:`EDGEWORTH_SAFETY`), where :math:`h` is the lattice step of :math:`\\sum_i x_{ij} y_i`
-    in standard units when the column's values lie on a grid (a binary or count covariate:
-    the grid step over :math:`\\sqrt{\\sum \\tilde x^2 v}`), else 0. A heavy-tailed covariate, rare
-    events or a coarse covariate make the level large. Joint tests take the worst column and
-    the two-sided charge (a heuristic; docs/calibration.md measures it). ``details``, a dict, receives
-    the largest :math:`|\\gamma|`, :math:`|\\kappa|` and :math:`h` over the columns (one fit).
+    :math:`[\\tfrac{|\\gamma|}{6}(2x^2+1) + \\tfrac{|\\kappa|}{24}|x^3-3x| + \\tfrac{\\kappa_+}{12}|x|^3 + h]
+    \\,\\varphi(x)/q`, doubled (:data:`EDGEWORTH_SAFETY`), where :math:`h` is the lattice step of
+    :math:`\\sum_i x_{ij} y_i` in standard units when the column's values lie on a grid (a binary or count
+    covariate: the grid step over :math:`\\sqrt{\\sum \\tilde x^2 v}`), else 0, and the
+    :math:`\\kappa_+ = \\max(\\kappa, 0)` term, charged when the tested column is the only one, is the Wald
+    statistic's own, :math:`W \\approx s + (\\kappa/12 - \\gamma^2/8)s^3` in the standardised score :math:`s`
+    (docs/THEORY.md 7.1; with an intercept the Wald tail measured lighter). A heavy-tailed covariate, rare
+    events or a coarse covariate make the level large. Joint tests take the worst column and the two-sided
+    charge (a heuristic). ``details``, a dict, receives the largest :math:`|\\gamma|`, :math:`|\\kappa|`, :math:`h`.
     """
     exog = np.asarray(exog, dtype=float)
     mu = np.asarray(mu, dtype=float)  # shape (n,), or (..., n) for many fits on one design
@@ -300,9 +302,12 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
         with np.errstate(invalid="ignore", divide="ignore"):
             var = np.sum(xt * xt * v, axis=-1)
             gamma = np.abs(np.sum(xt**3 * k3, axis=-1)) / var**1.5
-            kappa = np.abs(np.sum(xt**4 * k4, axis=-1)) / var**2
+            signed = np.sum(xt**4 * k4, axis=-1) / var**2
+            kappa = np.abs(signed)
             step = _grid_step(exog[:, j]) / np.sqrt(var)
         shape = (gamma / 6.0)[..., None] * (2.0 * x * x + 1.0) + (kappa / 24.0)[..., None] * np.abs(x**3 - 3.0 * x)
+        if not others:  # the Wald's own s^3 term (one parameter; nuisance parameters made it conservative)
+            shape = shape + (np.maximum(signed, 0.0) / 12.0)[..., None] * np.abs(x) ** 3
         rel = EDGEWORTH_SAFETY * mills * (shape + step[..., None])
         ok &= (1.0 + np.nan_to_num(rel, nan=np.inf) <= 1.0 + RATE_TOLERANCE) & (var > 0)[..., None]
         if details is not None:
