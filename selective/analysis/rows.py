@@ -179,7 +179,7 @@ def _interval_reason(result: Any, gamma: float, tr: Any) -> str:
             return f"corrected interval withheld: the test's interval is trusted at no miscoverage below 1{why}{own}"
         glm = getattr(result, "interval_trusted_level", None)  # a GLM's, read where the effect is (THEORY 7.1);
         # the reasons are joined by ", and " ("; " separates a row's notes)
-        effect = "read at the fitted means, where a real effect skews the score" if glm == floor else ""
+        effect = "read at the fitted means, where the fitted effect skews the score" if glm == floor else ""
         why = ", and ".join(x for x in (effect, own.strip()[1:-1]) if x)
         return (f"corrected interval withheld: the test's interval is trusted down to miscoverage {floor:.2g} only, "
                 f"above {gamma:.2g}" + (f" ({why})" if why else ""))

@@ -139,7 +139,7 @@ def test_report_shows_the_corrected_pvalue_of_a_strong_glm_effect_and_withholds_
     assert 0 < row.pvalue_best < 1e-6
     assert np.isnan(row.ci_corrected_low) and np.isnan(row.ci_corrected_high)
     assert "corrected interval withheld: the test's interval is trusted down to miscoverage" in row.note
-    assert "(read at the fitted means, where a real effect skews the score)" in row.note
+    assert "(read at the fitted means, where the fitted effect skews the score)" in row.note
 
 
 def test_logit_wald_holds_its_level_where_the_null_fit_trusts_it():
