@@ -63,6 +63,8 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
+from ._glm_shape import score_shape
+
 __all__ = ["RATE_TOLERANCE", "EDGEWORTH_SAFETY", "LEVEL_GRID", "discrete_trusted_level", "studentised_trusted_level",
            "spearman_trusted_level", "permutation_rule", "certified_trusted_level", "skewness_bound",
            "studentised_mean_skewness", "welch_skewness", "pitman_moments"]
@@ -279,32 +281,12 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
     """
     exog = np.asarray(exog, dtype=float)
     mu = np.asarray(mu, dtype=float)  # shape (n,), or (..., n) for many fits on one design
-    if family == "poisson":
-        v, k3, k4 = mu, mu, mu
-    else:
-        v = mu * (1.0 - mu)
-        k3, k4 = v * (1.0 - 2.0 * mu), v * (1.0 - 6.0 * v)
-        if trials is not None:
-            v, k3, k4 = (np.asarray(trials, dtype=float) * c for c in (v, k3, k4))
     q, x = _tail(alternative)
     mills = _mills(x, q)
     ok = np.ones(mu.shape[:-1] + LEVEL_GRID.shape, dtype=bool)
     for j in columns:
-        others = [c for c in range(exog.shape[1]) if c != j]
-        xt = np.broadcast_to(exog[:, j], mu.shape)
-        if others:
-            z = exog[:, others]
-            zw = z * v[..., :, None]
-            gram = np.einsum("ni,...nj->...ij", z, zw)
-            rhs = np.einsum("...ni,n->...i", zw, exog[:, j])
-            coef = np.linalg.solve(gram, rhs[..., None])[..., 0]
-            xt = xt - coef @ z.T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            var = np.sum(xt * xt * v, axis=-1)
-            gamma = np.abs(np.sum(xt**3 * k3, axis=-1)) / var**1.5
-            signed = np.sum(xt**4 * k4, axis=-1) / var**2
-            kappa = np.abs(signed)
-            step = _grid_step(exog[:, j]) / np.sqrt(var)
+        others, var, gamma, signed, step = score_shape(exog, mu, j, family, trials)
+        kappa = np.abs(signed)
         shape = (gamma / 6.0)[..., None] * (2.0 * x * x + 1.0) + (kappa / 24.0)[..., None] * np.abs(x**3 - 3.0 * x)
         if not others:  # the Wald's own s^3 term (one parameter; nuisance parameters made it conservative)
             shape = shape + (np.maximum(signed, 0.0) / 12.0)[..., None] * np.abs(x) ** 3
@@ -315,19 +297,6 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
                 details[key] = max(details.get(key, 0.0), float(np.nan_to_num(value, nan=np.inf)))
     out = grid_trusted_level(ok)
     return float(out) if np.ndim(out) == 0 else out
-
-
-def _grid_step(values: np.ndarray) -> float:
-    """The step of the grid the values lie on (0 when they lie on none, as continuous data)."""
-    distinct = np.unique(values)
-    if distinct.size < 2:
-        return 0.0
-    gaps = np.diff(distinct)
-    step = float(gaps.min())
-    multiples = gaps / step
-    if np.all(np.abs(multiples - np.round(multiples)) <= 1e-6 * np.maximum(1.0, multiples)):
-        return step
-    return 0.0
 
 
 # ---------------------------------------------------------------- rule 3: Spearman

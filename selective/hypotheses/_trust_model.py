@@ -208,14 +208,14 @@ def correlation_trusted_level(a: np.ndarray, b: np.ndarray, *, alternative: str)
     """Trusted level of the normal-theory (t) p-value of the correlation of ``a`` and ``b``
     against their permutation law (Pearson's test; the pooled two-sample t with ``a`` a group
     indicator). Lattice step: the product of the two variables' grid steps
-    (:func:`selective.hypotheses._trust._grid_step`), 0 when either is continuous."""
+    (:func:`selective.hypotheses._glm_shape.grid_step`), 0 when either is continuous."""
     a, b = _unit_scale(a), _unit_scale(b)  # scale-free: the product of the grid steps cannot overflow
     step = grid_steps(a) * grid_steps(b)
     return _trust.permutation_rule(a, b, step, alternative=alternative, min_n=4)
 
 
 def grid_steps(values: np.ndarray) -> np.ndarray | float:
-    """:func:`selective.hypotheses._trust._grid_step` of each row (last axis) of ``values``."""
+    """:func:`selective.hypotheses._glm_shape.grid_step` of each row (last axis) of ``values``."""
     v = np.sort(np.asarray(values, dtype=float), axis=-1)
     gaps = np.diff(v, axis=-1)
     positive = gaps > 0

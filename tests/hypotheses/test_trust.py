@@ -21,6 +21,7 @@ from selective.hypotheses import (
     ChiSquareIndependenceTest,
     OneSampleProportionTest,
     TwoSampleProportionTest,
+    _glm_shape,
     _trust,
 )
 from selective.hypotheses._resample import all_permutations
@@ -259,9 +260,9 @@ class TestGlmRule:
             normal, np.full(300, 0.4), [1], "binomial", alternative="two-sided")
 
     def test_grid_step_of_a_covariate(self):
-        assert _trust._grid_step(np.array([0.0, 1.0, 1.0, 0.0])) == 1.0
-        assert _trust._grid_step(np.array([0.5, 2.0, 3.5])) == 1.5
-        assert _trust._grid_step(np.random.default_rng(5).normal(size=50)) == 0.0
+        assert _glm_shape.grid_step(np.array([0.0, 1.0, 1.0, 0.0])) == 1.0
+        assert _glm_shape.grid_step(np.array([0.5, 2.0, 3.5])) == 1.5
+        assert _glm_shape.grid_step(np.random.default_rng(5).normal(size=50)) == 0.0
 
 
 def test_tolerance_is_bradleys():
