@@ -32,7 +32,8 @@ Four rules, each conservative in the direction that matters:
    :math:`\tfrac{|\gamma|}{6}(2x^2+1)\varphi(x)/q`; the rule doubles it
    (:data:`EDGEWORTH_SAFETY`) for the omitted higher-order terms, and charges it to each
    tail of a two-sided test (the first-order terms of the two tails cancel, but not beyond
-   the region where the expansion holds). Where the reference itself differs from the exact
+   the region where the expansion holds; a two-sided GLM interval uses the second-order rule
+   :func:`glm_interval_trusted_level`). Where the reference itself differs from the exact
    normal-model law (a z reference for a studentised mean, whose normal-model law is
    :math:`t_{n-1}`), that ratio is computed exactly and multiplies.
 
@@ -296,6 +297,32 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
             for key, value in (("skewness", gamma), ("kurtosis", kappa), ("step", step)):
                 details[key] = max(details.get(key, 0.0), float(np.nan_to_num(value, nan=np.inf)))
     out = grid_trusted_level(ok)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def glm_interval_trusted_level(exog: np.ndarray, mu: np.ndarray, column: int, family: str, *,
+                               trials: np.ndarray | None = None) -> float | np.ndarray:
+    """Trusted miscoverage of a GLM coefficient's two-sided Wald interval: the second-order rule 2b.
+
+    The interval misses :math:`\\beta_j` when :math:`|W|>x` at the true means (``mu``: the fitted
+    ones). Two-sided, the first-order terms of the two tails cancel (Hall 1992, Section 2.6):
+    :math:`P(|s|>x)-2Q(x) = 2\\varphi(x)[\\tfrac{\\kappa}{24}(x^3-3x)+\\tfrac{\\gamma^2}{72}(x^5-10x^3+15x)]`
+    for the standardised score s (:func:`~selective.hypotheses._glm_shape.score_shape`), and
+    :math:`W\\approx s+(\\kappa/12-\\gamma^2/8)s^3` adds :math:`2\\varphi(x)(\\kappa/12-\\gamma^2/8)x^3`
+    with one parameter. The relative error charged is :math:`[\\tfrac{|\\kappa|}{24}|x^3-3x|+
+    \\tfrac{\\gamma^2}{72}|x^5-10x^3+15x|+\\tfrac{\\kappa_+}{12}x^3+h]\\varphi(x)/q` (q half the
+    miscoverage, h the lattice step), doubled (:data:`EDGEWORTH_SAFETY`), whatever the other columns:
+    nuisance columns add second-order terms of their own, not derived, so the rule was measured on
+    such designs (docs/THEORY.md 7.1, rule 2b). One-sided intervals keep the first-order rule.
+    """
+    mu = np.asarray(mu, dtype=float)
+    q, x = _tail("two-sided")
+    _, var, gamma, signed, step = score_shape(np.asarray(exog, dtype=float), mu, column, family, trials)
+    g2, kap = (gamma * gamma)[..., None], signed[..., None]
+    shape = (np.abs(kap) / 24.0 * np.abs(x**3 - 3.0 * x) + g2 / 72.0 * np.abs(x**5 - 10.0 * x**3 + 15.0 * x)
+             + np.maximum(kap, 0.0) / 12.0 * x**3)
+    rel = EDGEWORTH_SAFETY * _mills(x, q) * (shape + step[..., None])
+    out = grid_trusted_level((np.nan_to_num(rel, nan=np.inf) <= RATE_TOLERANCE) & (var > 0)[..., None])
     return float(out) if np.ndim(out) == 0 else out
 
 

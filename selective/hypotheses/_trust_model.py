@@ -454,8 +454,11 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
     exog = np.asarray(fit.model.exog, dtype=float)
     family, trials = ("poisson" if model == "poisson" else "binomial"), (
         binomial_trials(fit) if model == "logit" else None)
-    interval = float(_trust.glm_trusted_level(exog, np.asarray(fit.mu), columns, family, alternative=alternative,
-                                              trials=trials))
+    if alternative == "two-sided" and len(columns) == 1:  # rule 2b: the tails' first-order terms cancel
+        interval = float(_trust.glm_interval_trusted_level(exog, np.asarray(fit.mu), columns[0], family, trials=trials))
+    else:
+        interval = float(_trust.glm_trusted_level(exog, np.asarray(fit.mu), columns, family, alternative=alternative,
+                                                  trials=trials))
     mu0 = null_fit_means(fit, columns, [0.0] * len(columns) if values is None else values)
     shape: dict = {}
     level = float(_trust.glm_trusted_level(exog, np.asarray(fit.mu) if mu0 is None else mu0, columns, family,

@@ -62,24 +62,32 @@ def test_null_fit_means_are_statsmodels_constrained_fit(case):
 
 def test_pvalue_level_under_the_null_interval_level_at_the_fitted_means():
     """A strong effect: the p-value's level is the rule at the null fit's means, the interval's the
-    rule at the fitted means, and the second is the larger; the naive interval (the test's own
-    output) is shown, the interval at a smaller miscoverage than its level is withheld."""
+    rule at the fitted means (one-sided here: the first-order rule), and the second is the larger;
+    the naive interval (the test's own output) is shown, the interval at a smaller miscoverage than
+    its level is withheld."""
     rng = np.random.default_rng(4)
-    res = LOGIT.run(_logit_frame(rng, 1000, 0.5))
+    frame = _logit_frame(rng, 1000, 0.5)
+    res = dataclasses.replace(LOGIT, alternative="greater").run(frame)
     fit = res.model_result
     exog = np.asarray(fit.model.exog, dtype=float)
-    at_null = _trust.glm_trusted_level(exog, null_fit_means(fit, [1], [0.0]), [1], "binomial",
-                                       alternative="two-sided")
-    at_fit = _trust.glm_trusted_level(exog, np.asarray(fit.mu), [1], "binomial", alternative="two-sided")
+    at_null = _trust.glm_trusted_level(exog, null_fit_means(fit, [1], [0.0]), [1], "binomial", alternative="greater")
+    at_fit = _trust.glm_trusted_level(exog, np.asarray(fit.mu), [1], "binomial", alternative="greater")
     assert res.trusted_level == at_null
     assert res.interval_level == max(at_null, at_fit)
     assert res.trusted_level < 0.005 < 0.05 < res.interval_level  # the effect raised only the interval's
-    assert np.all(np.isfinite(res.ci_naive)) and res.ci_at(alpha=0.05) == res.ci_naive  # the test's own output
+    assert np.isfinite(res.ci_naive[0]) and res.ci_at(alpha=0.05) == pytest.approx(res.ci_naive)  # the test's own
+    # two-sided, the interval's level is the second-order rule 2b at the fitted means, here no larger
+    # than the p-value's: the interval is trusted wherever the p-value is
+    two = LOGIT.run(frame)
+    rule_2b = _trust.glm_interval_trusted_level(exog, np.asarray(two.model_result.mu), 1, "binomial")
+    assert rule_2b < 0.01 < _trust.glm_trusted_level(exog, np.asarray(two.model_result.mu), [1], "binomial",
+                                                     alternative="two-sided")
+    assert two.interval_level == max(two.trusted_level, rule_2b) and two.interval_trusted_level is None
     assert f"interval trusted down to miscoverage {res.interval_level:.2g}" in res.method
     # a version for a small level keeps the ordinary interval, withheld below the interval's level
     at_level = with_pvalue(res, pvalue=0.5, method="m", pvalue_method="permutation")
     assert np.all(np.isnan(at_level.ci_at(alpha=res.interval_level / 2)))
-    assert np.all(np.isfinite(at_level.ci_at(alpha=min(1.0, res.interval_level * 1.5))))
+    assert np.isfinite(at_level.ci_at(alpha=min(1.0, res.interval_level * 1.5))[0])
     # the level survives the audit round trip and pickling
     back = TestResult.from_dict(json.loads(json.dumps(res.to_dict())))
     assert back.interval_trusted_level == res.interval_trusted_level and back.interval_level == res.interval_level
@@ -128,13 +136,21 @@ def test_separation_along_a_nuisance_column_is_not_trusted():
 
 
 def test_report_shows_the_corrected_pvalue_of_a_strong_glm_effect_and_withholds_its_interval():
-    """The corrected p-value of a real effect is no longer withheld; its corrected interval, at a
-    miscoverage below the interval's own level, is, and the note says why."""
+    """The corrected p-value of a real effect is no longer withheld. Two-sided, its corrected interval
+    is shown too (rule 2b); one-sided, the interval's level is the first-order rule's at the fitted
+    means, and the corrected interval, at a miscoverage below it, is withheld, and the note says why."""
     from selective import Analysis
 
     rng = np.random.default_rng(4)
-    analysis = Analysis(_logit_frame(rng, 1000, 0.5), rng=1, n_candidates=1000)
+    frame = _logit_frame(rng, 1000, 0.5)
+    analysis = Analysis(frame, rng=1, n_candidates=1000)
     analysis.test(LOGIT)
+    row = analysis.report().frame.iloc[0]
+    assert 0 < row.pvalue_best < 1e-6
+    assert np.isfinite(row.ci_corrected_low) and np.isfinite(row.ci_corrected_high)
+    assert row.ci_corrected_low < row.ci_low < row.ci_high < row.ci_corrected_high
+    analysis = Analysis(frame, rng=1, n_candidates=1000)
+    analysis.test(dataclasses.replace(LOGIT, alternative="greater"))
     row = analysis.report().frame.iloc[0]
     assert 0 < row.pvalue_best < 1e-6
     assert np.isnan(row.ci_corrected_low) and np.isnan(row.ci_corrected_high)
@@ -187,6 +203,41 @@ def test_one_parameter_wald_pays_its_own_kurtosis_term():
     x = np.concatenate([half, -half])
     level = _trust.glm_trusted_level(x[:, None], np.ones(40), [0], "poisson", alternative="two-sided")
     assert 0.01 < level < 0.2
-    hits = _no_intercept_poisson_wald_rates(x, 1.0, [level, 0.01], 400_000, rng)
+    interval = _trust.glm_interval_trusted_level(x[:, None], np.ones(40), 0, "poisson")
+    assert 0.01 < interval <= level  # rule 2b (two-sided interval) sees the same excess
+    hits = _no_intercept_poisson_wald_rates(x, 1.0, [level, 0.01, interval], 400_000, rng)
     assert_rate_at_most(int(hits[0]), 400_000, 1.1 * level)
     assert hits[1] / 400_000 > 1.1 * 0.01  # the excess the term answers is there
+    # the interval at the true coefficient (0) misses exactly when this test rejects
+    assert_rate_at_most(int(hits[2]), 400_000, 1.1 * interval)
+
+
+def test_two_sided_interval_rule_holds_with_nuisance_columns():
+    """Rule 2b charges only second-order terms, derived without nuisance columns; measured on a logit
+    with an intercept and a covariate (n = 300, slope 1 on x, intercept -1), where the first-order rule
+    trusts no interval at 0.05. The interval is used where the rule at its fitted means trusts it; the
+    share of draws in which it is used and misses the true slope stays within Bradley's 1.1 times the
+    miscoverage (50,000 draws of a batched IRLS; false-failure rate 1e-6 per level, one-sided binomial)."""
+    from selective.hypotheses._calibration_cases import _irls
+
+    rng = np.random.default_rng(2028)
+    n, truth = 300, np.array([-1.0, 1.0, 0.3])
+    design = np.column_stack([np.ones(n), rng.normal(size=n), rng.normal(size=n)])
+    p = 1.0 / (1.0 + np.exp(-design @ truth))
+    levels = np.array([0.05, 0.01])
+    used, missed, first_order = np.zeros(2), np.zeros(2), 0
+    for _ in range(5):
+        y = (rng.random((10_000, n)) < p).astype(float)
+        beta, mu = _irls(design, y, "binomial")
+        w = mu * (1.0 - mu)
+        se = np.sqrt(np.linalg.inv(np.einsum("ni,rn,nj->rij", design, w, design))[:, 1, 1])
+        z = np.abs(beta[:, 1] - truth[1]) / se
+        level = _trust.glm_interval_trusted_level(design, mu, 1, "binomial")
+        trusted = level[:, None] <= levels
+        used += trusted.sum(0)
+        missed += (trusted & (z[:, None] > scipy.stats.norm.isf(levels / 2))).sum(0)
+        first_order += int(np.sum(_trust.glm_trusted_level(design, mu, [1], "binomial", alternative="two-sided")
+                                  <= 0.05))
+    assert used[0] >= 0.5 * 50_000 and first_order == 0  # the sharper rule is what shows these intervals
+    for k, level in enumerate(levels):
+        assert_rate_at_most(int(missed[k]), 50_000, 1.1 * level)
