@@ -17,7 +17,12 @@ def score_shape(exog: np.ndarray, mu: np.ndarray, j: int, family: str, trials: n
 
     Returns whether other columns exist, the score's variance, its skewness :math:`|\\gamma|`, its
     signed excess kurtosis and its lattice step in standard units
-    (:func:`selective.hypotheses._trust.glm_trusted_level`).
+    (:func:`selective.hypotheses._trust.glm_trusted_level`). The step is charged only when column
+    ``j`` is the model's only column: the Wald statistic is then a function of the one lattice sum
+    :math:`\\sum_i x_{ij} y_i`. With other columns (an intercept, say) it is a function of several
+    sums, and the level sets of a smooth function cut across their joint lattice: computed exactly,
+    the two-group logit and Poisson Wald tests with an intercept hold their level without the term,
+    while with it no binary covariate was ever trusted (docs/THEORY.md 7.1).
     """
     if family == "poisson":
         v, k3, k4 = mu, mu, mu
@@ -33,12 +38,17 @@ def score_shape(exog: np.ndarray, mu: np.ndarray, j: int, family: str, trials: n
         zw = z * v[..., :, None]
         gram = np.einsum("ni,...nj->...ij", z, zw)
         rhs = np.einsum("...ni,n->...i", zw, exog[:, j])
-        xt = xt - np.linalg.solve(gram, rhs[..., None])[..., 0] @ z.T
+        try:
+            coef = np.linalg.solve(gram, rhs[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # a fit with a singular weighted Gram (means at 0 or 1): project anyway
+            coef = (np.linalg.pinv(gram) @ rhs[..., None])[..., 0]
+        xt = xt - coef @ z.T
     with np.errstate(invalid="ignore", divide="ignore"):
         var = np.sum(xt * xt * v, axis=-1)
         gamma = np.abs(np.sum(xt**3 * k3, axis=-1)) / var**1.5
         signed = np.sum(xt**4 * k4, axis=-1) / var**2
-        step = grid_step(exog[:, j]) / np.sqrt(var)
+        # a lattice only when the statistic is a function of the one sum sum_i x_ij y_i (docs/THEORY.md 7.1)
+        step = (0.0 if others else grid_step(exog[:, j])) / np.sqrt(var)
     return bool(others), var, gamma, signed, step
 
 

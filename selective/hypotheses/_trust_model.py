@@ -474,7 +474,15 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
     if interval > level:
         note = "; ".join(x for x in (note, f"interval trusted down to miscoverage {interval:.2g} (the score's shape at "
                                      "the fitted means: a strong effect raises it)") if x)
+    if exog.shape[1] > MANY_COLUMNS * exog.shape[0]:  # not in the rule: the review's high-dimensional inflation
+        note = "; ".join(x for x in (note, f"{exog.shape[1]} coefficients on {exog.shape[0]} rows: the Wald "
+                                     "approximation's error of order p/n is not in the trust rule and can exceed "
+                                     "it (docs/THEORY.md 7.1, many columns)") if x)
     return level, note, max(interval, level)
+
+
+#: a GLM with more coefficients than this share of its rows gets the note of docs/THEORY.md 7.1 ("many columns")
+MANY_COLUMNS = 0.02
 
 
 #: how a GLM test's method says what set its trusted level (:func:`shape_reason` finds it)

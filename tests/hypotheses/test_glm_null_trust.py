@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from selective.hypotheses import CoefficientTest, JointWaldTest, TestResult, _trust
+from selective.hypotheses import CoefficientTest, JointWaldTest, TestResult, _glm_shape, _trust
 from selective.hypotheses._null_fit import null_fit_means
 from selective.hypotheses._result import with_pvalue
 from tests.stats_helpers import assert_rate_at_most
@@ -241,3 +241,72 @@ def test_two_sided_interval_rule_holds_with_nuisance_columns():
     assert used[0] >= 0.5 * 50_000 and first_order == 0  # the sharper rule is what shows these intervals
     for k, level in enumerate(levels):
         assert_rate_at_most(int(missed[k]), 50_000, 1.1 * level)
+
+
+def _two_group_logit_rate(n1, n0, p, levels):
+    """Exact rate of the two-group logit Wald test (y ~ treat) rejecting where the rule trusts it at the
+    null fit's means (a common mean, the pooled share), by summing over both arms' counts."""
+    s1, s0 = np.arange(n1 + 1), np.arange(n0 + 1)
+    weight = scipy.stats.binom.pmf(s1, n1, p)[:, None] * scipy.stats.binom.pmf(s0, n0, p)[None, :]
+    a, b = np.meshgrid(s1, s0, indexing="ij")
+    fitted = (a > 0) & (a < n1) & (b > 0) & (b < n0)  # otherwise the estimate is infinite: no rejection
+    with np.errstate(all="ignore"):
+        z = (np.log(a / (n1 - a)) - np.log(b / (n0 - b))) / np.sqrt(1 / a + 1 / (n1 - a) + 1 / b + 1 / (n0 - b))
+        pvalue = np.where(fitted, 2.0 * scipy.stats.norm.sf(np.abs(z)), 1.0)
+    design = np.column_stack([np.ones(n1 + n0), np.r_[np.ones(n1), np.zeros(n0)]])
+    pooled = np.clip(np.arange(n1 + n0 + 1) / (n1 + n0), 1e-12, 1 - 1e-12)
+    level = _trust.glm_trusted_level(design, np.repeat(pooled[:, None], n1 + n0, axis=1), [1], "binomial",
+                                     alternative="two-sided")[a + b]
+    return np.array([weight[(level <= u) & (pvalue <= u)].sum() for u in levels]), np.array(
+        [weight[level <= u].sum() for u in levels])
+
+
+@pytest.mark.parametrize("n1, n0, p", [(150, 150, 0.5), (150, 150, 0.3), (100, 200, 0.5), (500, 500, 0.3),
+                                       (500, 500, 0.1), (30, 270, 0.5), (1000, 2000, 0.5)])
+def test_a_binary_covariate_with_an_intercept_is_trusted_and_holds_exactly(n1, n0, p):
+    """The lattice step of the score is charged only when the tested column is the model's only column.
+    With an intercept the Wald statistic of a binary covariate is a function of both arms' counts, and
+    its exact rejection rate (where trusted) stays within 1.1 times the level (no randomness: exact
+    sums). Charging the step here trusted no binary covariate at any n (even 1,000 vs 2,000 rows)."""
+    levels = np.array([0.05, 0.01, 1e-3, 1e-4])
+    rate, trusted = _two_group_logit_rate(n1, n0, p, levels)
+    assert np.all(rate <= 1.1 * levels)
+    if (n1, n0) in ((150, 150), (500, 500), (1000, 2000)):
+        assert trusted[1] > 0.9  # trusted at 0.01 in nearly every sample
+    design = np.column_stack([np.ones(n1 + n0), np.r_[np.ones(n1), np.zeros(n0)]])
+    assert _glm_shape.score_shape(design, np.full(n1 + n0, p), 1, "binomial")[4] == 0.0
+    alone = _glm_shape.score_shape(design[:, 1:], np.full(n1 + n0, p), 0, "binomial")[4]
+    assert alone == pytest.approx(1.0 / np.sqrt(n1 * p * (1 - p)))  # one lattice sum: the step is charged
+
+
+def test_a_logit_of_a_binary_treatment_gets_its_corrected_columns():
+    """The common analysis (event ~ treat + age, 300 rows) is trusted well below the corrected level."""
+    rng = np.random.default_rng(9)
+    treat = (rng.random(300) < 0.5).astype(float)
+    age = rng.normal(size=300)
+    event = (rng.random(300) < 1.0 / (1.0 + np.exp(-(-0.7 + 0.95 * treat + 0.2 * age)))).astype(float)
+    res = CoefficientTest(formula="event ~ treat + age", term="treat", model="logit").run(
+        pd.DataFrame({"event": event, "treat": treat, "age": age}))
+    assert res.trusted_level < 0.05 / 21 and "lattice" not in res.method
+
+
+def test_a_singular_fit_in_a_batch_is_untrusted_and_does_not_sink_the_others():
+    """Means exactly 0 or 1 (a separated fit) make the weighted Gram of the other columns singular:
+    that fit is trusted at no level, and the other fits of the batch keep their levels."""
+    design = np.column_stack([np.ones(6), np.arange(6.0), [0, 1, 0, 1, 0, 1.0]])
+    mu = np.array([[0.0, 0.0, 0.0, 1.0, 1.0, 1.0], [0.2, 0.3, 0.4, 0.5, 0.6, 0.7]])
+    alone = _trust.glm_interval_trusted_level(design, mu[1], 1, "binomial")
+    both = _trust.glm_interval_trusted_level(design, mu, 1, "binomial")
+    assert both[0] == 1.0 and both[1] == alone
+    assert _trust.glm_trusted_level(design, mu, [1], "binomial", alternative="two-sided")[0] == 1.0
+
+
+def test_many_coefficients_for_the_rows_are_noted():
+    """The trust rule does not charge the Wald statistic's O(p/n) error; a GLM with more than 2
+    coefficients per 100 rows says so in its method (and so in the report's note), a small one does not."""
+    rng = np.random.default_rng(12)
+    frame = pd.DataFrame(rng.normal(size=(400, 12)), columns=[f"x{i}" for i in range(12)])
+    frame["y"] = (rng.random(400) < 0.4).astype(float)
+    wide = CoefficientTest(formula="y ~ " + " + ".join(f"x{i}" for i in range(12)), term="x0", model="logit")
+    assert "13 coefficients on 400 rows" in wide.run(frame).method
+    assert "coefficients on" not in LOGIT.run(frame.assign(x=frame.x0, z=frame.x1)).method
