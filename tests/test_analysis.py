@@ -23,7 +23,7 @@ from selective.cli import main
 from selective.corrections import corrected_pvalue_bonferroni
 from selective.datasets import BIOMARKERS_SEED, load_biomarkers, simulate_biomarkers
 from selective.demo import run_demo
-from selective.hypotheses import TwoSampleTTest
+from selective.hypotheses import CoefficientTest, TwoSampleTTest
 from selective.selectors import welch_t_scores
 
 
@@ -158,6 +158,19 @@ class TestAnalysis:
         merged = np.minimum(1.0, 2 * t2.frame[["pvalue_maxinfo", "pvalue_bonferroni"]].min(axis=1))
         np.testing.assert_allclose(t2.frame.pvalue_best.to_numpy(), merged.to_numpy(), rtol=0, atol=0)
         assert (t2.frame.pvalue_maxinfo >= t.frame.pvalue_maxinfo).all()  # Theorem 19 only, realized counts
+
+    def test_no_step_is_not_adaptive(self):
+        """Tests without any selection step: every route is fixed before the data are read, so the best
+        column is the smallest valid one, with no merge and no note about adaptive steps."""
+        rng = np.random.default_rng(0)
+        frame = pd.DataFrame({"y": rng.normal(size=300), "treat": (rng.random(300) < 0.5).astype(float)})
+        a = Analysis(frame, rng=1, n_candidates=21)
+        a.test(CoefficientTest(formula="y ~ treat", term="treat"))
+        t = a.report()
+        assert not a.adaptive
+        row = t.frame.iloc[0]
+        assert row.pvalue_best == pytest.approx(row.pvalue_naive) and row.pvalue_bonferroni == 1.0
+        assert "adaptive" not in t.footnote.lower() and "merge" not in str(row.best_route)
 
     def test_reproducible_with_a_seed(self):
         data = load_biomarkers()

@@ -479,3 +479,18 @@ def test_long_latex_headers_break_at_their_commas():
         r"\begin{tabular}[b]{@{}r@{}}$p$\\(exact conditional,\\sigma unknown)\end{tabular}")
     # short parts stay together on a line of at most 18 characters
     assert _latex_header("p (a, b, c, d)", "l") == r"\begin{tabular}[b]{@{}l@{}}$p$\\(a, b, c, d)\end{tabular}"
+
+
+def test_a_replaced_p_value_never_trusted_is_said_so_not_trusted_down_to_1():
+    """A new user read "trusted down to 1" as nonsense: a p-value trusted at no level says so, in the
+    row's note and in the sentence under the table; rows with a level keep "down to ... only"."""
+    from selective.analysis.formatting import withheld_notes
+
+    used = "permutation p-value used at the corrected level"
+    notes = [f"{used} (the asymptotic p-value is trusted at no level below 1)",
+             f"{used} (the asymptotic p-value is trusted down to 0.002 only)", np.nan]
+    out = withheld_notes(notes, ["row 1", "row 2", "row 3"])
+    assert ("Permutation p-value used at the corrected level (the asymptotic p-value is trusted at no level below 1 "
+            "in row 1); the corrected columns rest on it" in " ".join(out))
+    assert "trusted down to 0.002 in row 2 only); the corrected columns rest on it" in " ".join(out)
+    assert not any("down to 1 " in s for s in out)

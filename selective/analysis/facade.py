@@ -169,9 +169,10 @@ class Analysis:
 
     @property
     def adaptive(self) -> bool:
-        """Whether the steps may have been chosen adaptively: they were not declared in advance
-        with :meth:`preregister` (THEORY.md 3.2a)."""
-        return self._preregistered is None
+        """Whether the steps may have been chosen adaptively: some step ran, and the steps were not
+        declared in advance with :meth:`preregister` (THEORY.md 3.2a); with no step, every route is
+        fixed before the data are read."""
+        return self._preregistered is None and bool(len(self.ledger) or self._void)
 
     @property
     def preregistered(self) -> tuple | None:

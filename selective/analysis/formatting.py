@@ -347,7 +347,10 @@ def withheld_notes(notes: Any, names: list[str]) -> list[str]:
             text = part.strip().rstrip(".")
             replaced = _REPLACED.fullmatch(text)
             levelled = _LEVELLED.fullmatch(text)
-            if replaced:  # one sentence per version used, with each row's trusted level
+            if replaced and replaced["level"] is None:  # never trusted: its own sentence, no level to give
+                key = f"{replaced['used']} (the {replaced['old']} p-value is trusted at no level below 1 in"
+                replacements.setdefault(key, []).append(name)
+            elif replaced:  # one sentence per version used, with each row's trusted level
                 key = f"{replaced['used']} (the {replaced['old']} p-value is trusted down to"
                 replacements.setdefault(key, []).append(f"{replaced['level']} in {name}")
             elif levelled and "withheld" in text:  # one sentence per reason, each row with its level
@@ -355,8 +358,8 @@ def withheld_notes(notes: Any, names: list[str]) -> list[str]:
             elif ("withheld" in part or part.startswith(VARIANCE_CHECK_MARK)) and not part.startswith(
                     ("conditional", "hybrid")):
                 reasons.setdefault(text, []).append(name)
-    out = [f"{k[0].upper()}{k[1:]} {', '.join(rows)} only); the corrected columns rest on it, the naive column "
-           "shows the test's own p-value." for k, rows in replacements.items()]
+    out = [f"{k[0].upper()}{k[1:]} {', '.join(rows)}{')' if k.endswith('below 1 in') else ' only)'}; the corrected "
+           "columns rest on it, the naive column shows the test's own p-value." for k, rows in replacements.items()]
     for (head, tail), rows in levels.items():
         if len(rows) == 1:   # as the note says it, with the row after it
             level, row = rows[0].split(" in ", 1)
@@ -369,8 +372,8 @@ def withheld_notes(notes: Any, names: list[str]) -> list[str]:
 #: a reason that names the row's own trusted level ("... trusted down to 0.65 only, ..."): rows that
 #: share the rest of it share one sentence
 _LEVELLED = re.compile(r"(?P<head>.+ trusted down to (?:miscoverage )?)(?P<level>\S+) only(?P<tail>.*)")
-_REPLACED = re.compile(r"(?P<used>.+ p-value used at the corrected level) "
-                       r"\(the (?P<old>.+) p-value is trusted down to (?P<level>\S+) only\)")
+_REPLACED = re.compile(r"(?P<used>.+ p-value used at the corrected level) \(the (?P<old>.+) p-value is "
+                       r"(?:trusted down to (?P<level>\S+) only|trusted at no level below 1)\)")
 
 
 def empty_column_notes(frame: pd.DataFrame, cols: tuple, names: list[str]) -> list[str]:

@@ -21,6 +21,7 @@ from ..accounting.totals import LedgerTotals
 from ..exceptions import NoBoundError
 from ..hypotheses._trust_model import VARIANCE_CHECK_MARK
 from .report import CONDITIONAL_COLUMNS, FISSION_COLUMNS, HYBRID_COLUMNS, TABLE_COLUMNS, CorrectedTable
+from .trust import _method
 
 __all__ = ["ADJUST_METHODS", "void_totals", "build_table"]
 
@@ -106,7 +107,7 @@ def _withhold(row: dict[str, Any], corr, trusted: float, naive: float) -> list[s
 
 
 def _method_of(result: Any) -> str:
-    return str(getattr(result, "pvalue_method", "asymptotic"))
+    return _method(result)
 
 
 def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,

@@ -66,7 +66,10 @@ def _variance_check(result: Any) -> str:
 
 
 def _method(result: Any) -> str:
-    return str(getattr(result, "pvalue_method", "asymptotic")).replace("_", " ")
+    """The kind of a result's p-value as the report's notes say it: "exact_under_model" (t, F and OLS
+    p-values, exact under normal errors) is "normal-theory"."""
+    method = str(getattr(result, "pvalue_method", "asymptotic"))
+    return "normal-theory" if method == "exact_under_model" else method.replace("_", " ")
 
 
 def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, *,
@@ -116,8 +119,9 @@ def results_at_level(tests: Sequence[tuple[Any, Any]], data: Any, level: float, 
             t_alt = trusted_level(alt)
             if t_alt <= level:
                 check = _variance_check(result)  # why the test's own p-value is not trusted, when a check says so
+                was = "trusted at no level below 1" if t >= 1 else f"trusted down to {t:.2g} only"
                 note = (f"{_method(alt)} p-value used at the corrected level (the {_method(result)} p-value is "
-                        f"trusted down to {t:.2g} only)" + (f"; {check}" if check else ""))
+                        f"{was})" + (f"; {check}" if check else ""))
                 out.append(TrustedResult(result=alt, replaced=True, trusted_level=t_alt, note=note, original=result))
                 continue
         hint = (getattr(spec, "version_hint", None) or _variance_check(result)
