@@ -159,6 +159,21 @@ class TestAnalysis:
         np.testing.assert_allclose(t2.frame.pvalue_best.to_numpy(), merged.to_numpy(), rtol=0, atol=0)
         assert (t2.frame.pvalue_maxinfo >= t.frame.pvalue_maxinfo).all()  # Theorem 19 only, realized counts
 
+    def test_a_withheld_max_info_cell_names_no_route(self):
+        """A row whose max-info cell is withheld does not also say which route that cell used."""
+        data = load_biomarkers()
+        cols = [c for c in data.columns if c.startswith("m")]
+        a = Analysis(data, rng=2026, n_candidates=len(cols))
+        chosen = a.select(TopK(k=3, candidates=tuple(cols),
+                               score=lambda d: welch_t_scores(d, cols, "arm", ("treatment", "control")))).value
+        for c in chosen:
+            a.test(TwoSampleTTest(column=c, group="arm", levels=("treatment", "control"), usevar="unequal"))
+        frame = a.report().frame
+        withheld = frame.pvalue_maxinfo.isna()
+        assert withheld.any() and (~withheld).any()
+        assert not frame.note[withheld].str.contains("max-info: ").any()
+        assert frame.note[~withheld].str.contains("max-info: union bound").all()
+
     def test_no_step_is_not_adaptive(self):
         """Tests without any selection step: every route is fixed before the data are read, so the best
         column is the smallest valid one, with no merge and no note about adaptive steps."""

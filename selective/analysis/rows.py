@@ -137,6 +137,8 @@ def _rows(results: Sequence[Any], totals: LedgerTotals, corr, units: Any = None,
         extra = []
         if tr is not None and tr.trusted_level > 0:
             withheld = _withhold(rows[-1], corr, tr.trusted_level, r.pvalue_naive)
+            if "max-info" in withheld:  # no route to name for a withheld max-info cell
+                rows[-1]["note"] = "; ".join(x for x in rows[-1]["note"].split("; ") if not x.startswith("max-info: "))
             if withheld and "withheld" not in tr.note:
                 extra.append(f"{', '.join(withheld)} withheld: threshold below {tr.trusted_level:.2g}, the smallest "
                              f"level at which the {_method_of(tr.result)} p-value is trusted")
