@@ -273,7 +273,8 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
     :math:`[\\tfrac{|\\gamma|}{6}(2x^2+1) + \\tfrac{|\\kappa|}{24}|x^3-3x| + \\tfrac{\\kappa_+}{12}|x|^3 + h]
     \\,\\varphi(x)/q`, doubled (:data:`EDGEWORTH_SAFETY`), where :math:`h` is the lattice step of
     :math:`\\sum_i x_{ij} y_i` in standard units when the column's values lie on a grid (a binary or count
-    covariate: the grid step over :math:`\\sqrt{\\sum \\tilde x^2 v}`), else 0, and the
+    covariate: the grid step over :math:`\\sqrt{\\sum \\tilde x^2 v}`, damped by the other columns as
+    :func:`~selective.hypotheses._glm_shape.score_shape` says), else 0, and the
     :math:`\\kappa_+ = \\max(\\kappa, 0)` term, charged when the tested column is the only one, is the Wald
     statistic's own, :math:`W \\approx s + (\\kappa/12 - \\gamma^2/8)s^3` in the standardised score :math:`s`
     (docs/THEORY.md 7.1; with an intercept the Wald tail measured lighter). A heavy-tailed covariate, rare

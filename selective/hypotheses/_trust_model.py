@@ -465,7 +465,7 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
                                            alternative=alternative, trials=trials, details=shape))
     if 0.0 < level < 1.0:  # say what set it, for the report's note
         what = ", ".join(f"{name!r}" for name in names)
-        lattice = f", lattice step {shape['step']:.2g} sd" if shape.get("step", 0.0) > 0 else ""
+        lattice = f", lattice step {shape['step']:.2g} sd" if shape.get("step", 0.0) >= 1e-3 else ""
         where = "at the fitted means (the null fit failed)" if mu0 is None else "at the means of the null fit"
         note = "; ".join(x for x in (note, (
             f"{SHAPE_MARK} of {what} {where} (skewness {shape['skewness']:.2g}, excess kurtosis "
@@ -474,14 +474,16 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
     if interval > level:
         note = "; ".join(x for x in (note, f"interval trusted down to miscoverage {interval:.2g} (the score's shape at "
                                      "the fitted means: a strong effect raises it)") if x)
-    if exog.shape[1] > MANY_COLUMNS * exog.shape[0]:  # not in the rule: the review's high-dimensional inflation
+    if exog.shape[1] >= 4 and exog.shape[1] > MANY_COLUMNS * exog.shape[0]:  # not in the rule: the review's
+        # high-dimensional inflation (with one or two nuisance columns the O(1/n) terms are the rule's own)
         note = "; ".join(x for x in (note, f"{exog.shape[1]} coefficients on {exog.shape[0]} rows: the Wald "
                                      "approximation's error of order p/n is not in the trust rule and can exceed "
                                      "it (docs/THEORY.md 7.1, many columns)") if x)
     return level, note, max(interval, level)
 
 
-#: a GLM with more coefficients than this share of its rows gets the note of docs/THEORY.md 7.1 ("many columns")
+#: a GLM with 4 or more coefficients, more than this share of its rows, gets the note of docs/THEORY.md 7.1
+#: ("many columns")
 MANY_COLUMNS = 0.02
 
 

@@ -57,6 +57,8 @@ def test_no_permutation_for_counts():
     for trials in (np.where(g == 1, 1, 30), np.full(40, 12)):
         assert COUNTS.run_at_level(_counts(rng, 40, trials, 0.3, x=g), 1e-3, rng=1).pvalue_method == "asymptotic"
     binary = _counts(rng, 40, np.ones(40, dtype=int), 0.3, x=g)
+    binary["s"] = (rng.random(40) < np.where(g == 1, 0.85, 0.15)).astype(int)  # an effect: p below the level
+    binary["f"] = 1 - binary["s"]
     single = CoefficientTest(formula="s ~ x", term="x", model="logit")
     assert single.run_at_level(binary, 1e-3, rng=1).pvalue_method == "permutation"
 
