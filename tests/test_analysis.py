@@ -186,6 +186,8 @@ class TestAnalysis:
         row = t.frame.iloc[0]
         assert row.pvalue_best == pytest.approx(row.pvalue_naive) and row.pvalue_bonferroni == 1.0
         assert "adaptive" not in t.footnote.lower() and "merge" not in str(row.best_route)
+        if row.pvalue_best < 1.0:  # nothing was selected: the route says so rather than naming a composition
+            assert row.best_route == "no selection step (0 bits)"
 
     def test_reproducible_with_a_seed(self):
         data = load_biomarkers()

@@ -398,7 +398,9 @@ def column_notes(frame: pd.DataFrame, cols: tuple, names: list[str], common_n: i
     if "best_route" not in cols:
         routes = [r if isinstance(r, str) else "" for r in frame["best_route"]]
         used = [r for r in dict.fromkeys(routes) if r]
-        if len(used) == 1 and all(routes):
+        if len(used) == 1 and all(routes) and used[0].startswith("no selection step"):
+            notes.append("Best valid p-values: the naive ones (no selection step, 0 bits).")
+        elif len(used) == 1 and all(routes):
             notes.append(f"Best valid p-values from the {used[0]} route.")
         elif used:
             parts = []

@@ -171,7 +171,10 @@ def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates:
         if all_nan[i] or best[i] >= 1.0:  # nothing below 1: no route "produced" it
             return ""
         j = int(np.argmin(np.where(np.isnan(stack[:, i]), np.inf, stack[:, i])))
-        name = f"max-information ({mi_route[i]})" if j == 0 else names[j]
+        if j < 2 and totals.n_steps == 0:  # nothing selected: 0 bits, and the information routes give the naive p
+            name = "no selection step (0 bits)"
+        else:
+            name = f"max-information ({mi_route[i]})" if j == 0 else names[j]
         return f"{n_routes} x {name} (adaptive merge)" if merge else name
 
     best_route = tuple(route_of(i) for i in range(len(p)))

@@ -59,8 +59,11 @@ class TestSpec:
 
     @property
     def hypothesis(self) -> str:
-        """The label, or a description of the null hypothesis."""
-        return self.label if self.label is not None else self._describe()
+        """The label, or a description of the null hypothesis (with the direction of a one-sided
+        alternative, so that two tests differing only in it are told apart)."""
+        if self.label is not None:
+            return self.label
+        return self._describe() + ("" if self.alternative == "two-sided" else f" [one-sided: {self.alternative}]")
 
     def _describe(self) -> str:  # pragma: no cover - every spec overrides it
         raise NotImplementedError

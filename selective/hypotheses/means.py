@@ -138,10 +138,14 @@ def two_sample_trusted_level(x1: np.ndarray, x2: np.ndarray, alternative: str, *
     return _trust_model.welch_trusted_level(x1, x2, alternative, reference_ratio=ratio)
 
 
-def _two_sample_arrays(spec: Any, data: pd.DataFrame, *, kind: str) -> tuple[np.ndarray, np.ndarray]:
+def _two_sample_arrays(spec: Any, data: pd.DataFrame, *, kind: str,
+                       order: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The two samples; ``order``, when given, receives the two compared levels (first minus second)."""
     what = "a two-sample t-test" if kind == "t" else "a two-sample z-test"
     frame = select(data, [spec.column, spec.group], numeric=[spec.column], missing=spec.missing, what=what)
     level_1, level_2 = two_groups(frame, spec.group, spec.levels)
+    if order is not None:
+        order[:] = [level_1, level_2]
     values, labels = as_float(frame[spec.column]), frame[spec.group].to_numpy(dtype=object)
     x1, x2 = (group_values(values, labels, level, column=spec.column, group=spec.group, what=what)
               for level in (level_1, level_2))
@@ -153,7 +157,8 @@ def _two_sample_arrays(spec: Any, data: pd.DataFrame, *, kind: str) -> tuple[np.
 
 
 def _two_sample(spec: Any, data: pd.DataFrame, *, kind: str) -> TestResult:
-    x1, x2 = _two_sample_arrays(spec, data, kind=kind)
+    order: list = []
+    x1, x2 = _two_sample_arrays(spec, data, kind=kind, order=order)
     k = _pow2_exponent(x1, x2, value=spec.value)  # scale-free statistic and p-value (see _pow2_exponent)
     x1, x2, value = np.ldexp(x1, -k), np.ldexp(x2, -k), float(np.ldexp(spec.value, -k))
     compare = CompareMeans(DescrStatsW(x1), DescrStatsW(x2))
@@ -176,6 +181,8 @@ def _two_sample(spec: Any, data: pd.DataFrame, *, kind: str) -> TestResult:
             f"statsmodels ztest(x1, x2, usevar={spec.usevar!r}, value={spec.value!r}, "
             f"alternative={alternative!r}, ddof=1)"
         )
+    if spec.levels is None:  # say which group came first: 0/1 coding gives group 0 minus group 1
+        method += f"; levels in sorted order: {spec.group}={order[0]!r} minus {spec.group}={order[1]!r}"
     exact_model = kind == "t" and spec.usevar == "pooled"
     note = _trust_model.pooled_variance_note(x1, x2, exchangeable=spec.exchangeable) if spec.usevar == "pooled" else ""
     return make_result(
@@ -251,7 +258,8 @@ def _two_sample_hint(spec: Any) -> str | None:
 
 def _two_sample_describe(spec: Any, test: str) -> str:
     if spec.levels is None:
-        null = f"mean({spec.column}) difference between the two {spec.group} groups (sorted) = {fmt(spec.value)}"
+        null = (f"mean({spec.column}) difference between the two {spec.group} groups (first minus second, sorted)"
+                f" = {fmt(spec.value)}")
     else:
         a, b = spec.levels
         null = (

@@ -184,10 +184,12 @@ class TwoSampleProportionTest(TestSpec):
         a, b = self.levels
         return f"P({event} | {self.group}={a!r}) = P({event} | {self.group}={b!r}) (z-test)"
 
-    def _counts(self, data: pd.DataFrame) -> tuple[list[int], list[int]]:
+    def _counts(self, data: pd.DataFrame, order: list | None = None) -> tuple[list[int], list[int]]:
         what = "a two-sample proportion test"
         frame = select(data, [self.column, self.group], missing=self.missing, what=what)
         level_1, level_2 = two_groups(frame, self.group, self.levels)
+        if order is not None:
+            order[:] = [level_1, level_2]
         counts, nobs = [], []
         for level in (level_1, level_2):
             rows = frame[self.group] == level
@@ -203,7 +205,8 @@ class TwoSampleProportionTest(TestSpec):
         return counts, nobs
 
     def run(self, data: pd.DataFrame) -> TestResult:
-        counts, nobs = self._counts(data)
+        order: list = []
+        counts, nobs = self._counts(data, order)
         p1, p2 = counts[0] / nobs[0], counts[1] / nobs[1]
         alternative = SM_ALTERNATIVE[self.alternative]
         statistic, pvalue = proportions_ztest(np.array(counts), np.array(nobs), alternative=alternative)
@@ -213,6 +216,8 @@ class TwoSampleProportionTest(TestSpec):
             f"statsmodels proportions_ztest([c1, c2], [n1, n2], alternative={alternative!r}) (pooled variance); "
             "CI confint_proportions_2indep(method='wald', compare='diff')"
         )
+        if self.levels is None:  # the estimate's sign depends on the order: say it
+            method += f"; levels in sorted order: {self.group}={order[0]!r} minus {self.group}={order[1]!r}"
         trusted = _trust.two_proportion_trusted_level(nobs[0], nobs[1], sum(counts), alternative=self.alternative)
         return make_result(
             spec=self, estimate=p1 - p2, statistic=statistic, pvalue=pvalue, rule=rule, method=method, n_obs=sum(nobs),

@@ -142,3 +142,22 @@ def test_the_same_data_times_a_constant_gives_the_same_p_value(scale):
             assert r1.statistic == pytest.approx(r0.statistic, rel=1e-12), spec
             assert r1.estimate == pytest.approx(r0.estimate * scale, rel=1e-12), spec
             assert r1.ci_naive[0] == pytest.approx(r0.ci_naive[0] * scale, rel=1e-12), spec
+
+
+def test_sorted_levels_say_which_group_came_first():
+    """Without ``levels`` the groups are taken in sorted order; the method names that order, so 0/1
+    coding is read as group 0 minus group 1 (control minus treatment), and the estimate agrees."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"y": np.r_[rng.normal(0, 1, 40), rng.normal(2, 1, 40)], "treat": [0] * 40 + [1] * 40})
+    r = TwoSampleTTest(column="y", group="treat").run(frame)
+    assert "levels in sorted order: treat=0 minus treat=1" in r.method
+    assert r.estimate == pytest.approx(frame.y[:40].mean() - frame.y[40:].mean()) and r.estimate < 0
+    named = TwoSampleTTest(column="y", group="treat", levels=(1, 0)).run(frame)
+    assert "sorted order" not in named.method and named.estimate == pytest.approx(-r.estimate)
+
+
+def test_one_sided_hypothesis_label_names_the_direction():
+    two = OneSampleTTest(column="y")
+    up = OneSampleTTest(column="y", alternative="greater")
+    assert up.hypothesis == two.hypothesis + " [one-sided: greater]"
+    assert OneSampleTTest(column="y", alternative="greater", label="mine").hypothesis == "mine"

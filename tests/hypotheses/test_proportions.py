@@ -107,3 +107,10 @@ class TestChiSquareIndependenceTest:
             res = ChiSquareIndependenceTest(column1="a", column2="b").run(frame)
         chi2, p, df, _ = scipy.stats.chi2_contingency(pd.crosstab(frame.a, frame.b).to_numpy(), correction=False)
         close([res.statistic, res.pvalue_naive, res.df], [chi2, p, df], rtol=1e-10)
+
+
+def test_two_proportion_sorted_levels_say_which_group_came_first():
+    frame = pd.DataFrame({"hit": [1] * 5 + [0] * 35 + [1] * 15 + [0] * 25, "arm": ["b"] * 40 + ["a"] * 40})
+    r = TwoSampleProportionTest(column="hit", group="arm").run(frame)
+    assert "levels in sorted order: arm='a' minus arm='b'" in r.method
+    assert r.estimate == pytest.approx(15 / 40 - 5 / 40)
