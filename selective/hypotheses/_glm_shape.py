@@ -9,7 +9,10 @@ weighted by the variance function at the given means, and the score
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import scipy.stats
 
 
 def score_shape(exog: np.ndarray, mu: np.ndarray, j: int, family: str, trials: np.ndarray | None = None):
@@ -82,3 +85,35 @@ def grid_step(values: np.ndarray) -> float:
     if np.all(np.abs(multiples - np.round(multiples)) <= 1e-6 * np.maximum(1.0, multiples)):
         return step
     return 0.0
+
+
+#: The many-columns charge (docs/THEORY.md 7.1, rule 2c) applies to models with at least this many coefficients;
+#: with fewer, the O(1/n) error of the Wald statistic is the shape rules' own.
+MANY_COEFFICIENTS = 4
+#: Envelope constants of that charge: the Wald statistic is taken as N(a (p/n) |beta/se|, 1 + c p/n). Measured
+#: (logit, p/n 0.02-0.06, signal sd 0-2.7): c 0.5-1.2 and a about 1; the envelope is 1.5 for both.
+DIMENSION_VARIANCE = 1.5
+DIMENSION_BIAS = 1.5
+
+
+def dimension_excess(levels: np.ndarray, alternative: str, ratio: float, *, shift: float = 0.0,
+                     df: int = 1) -> np.ndarray:
+    """Relative excess over each of ``levels`` of a Wald test whose statistic is
+    :math:`N(b, 1 + c\\,p/n)` instead of :math:`N(0, 1)` (``ratio`` = p/n, ``shift`` = |beta - value| / se,
+    b = a (p/n) ``shift``): the high-dimensional inflation of the MLE (Sur and Candès 2019) that the shape
+    rules do not see. A joint test of ``df`` > 1 coefficients takes the chi-square scaled by 1 + c p/n.
+    Zero when ``ratio`` is 0."""
+    levels = np.asarray(levels, dtype=float)
+    if ratio <= 0.0:
+        return np.zeros_like(levels)
+    scale = math.sqrt(1.0 + DIMENSION_VARIANCE * ratio)
+    if df > 1:
+        return scipy.stats.chi2.sf(scipy.stats.chi2.isf(levels, df) / scale**2, df) / levels - 1.0
+    b = DIMENSION_BIAS * ratio * abs(float(shift))
+    if alternative == "two-sided":
+        x = scipy.stats.norm.isf(levels / 2.0)
+        rate = scipy.stats.norm.sf((x - b) / scale) + scipy.stats.norm.sf((x + b) / scale)
+    else:  # the shift taken towards the rejecting side
+        x = scipy.stats.norm.isf(np.minimum(levels, 0.999))
+        rate = scipy.stats.norm.sf((x - b) / scale)
+    return rate / np.where(alternative == "two-sided", levels, np.minimum(levels, 0.999)) - 1.0

@@ -258,7 +258,7 @@ def welch_skewness(x1: np.ndarray, x2: np.ndarray, axis: int = -1) -> np.ndarray
 
 
 def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], family: str, *, alternative: str,
-                      trials: np.ndarray | None = None, details: dict | None = None) -> float | np.ndarray:
+                      trials: np.ndarray | None = None, details: dict | None = None, extra=0.0) -> float | np.ndarray:
     """Trusted level of a GLM Wald p-value from the shape of the tested coefficients' scores.
 
     For a tested column :math:`j`, :math:`\\tilde x` is :math:`x_j` minus its weighted projection
@@ -280,6 +280,7 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
     (docs/THEORY.md 7.1; with an intercept the Wald tail measured lighter). A heavy-tailed covariate, rare
     events or a coarse covariate make the level large. Joint tests take the worst column and the two-sided
     charge (a heuristic). ``details``, a dict, receives the largest :math:`|\\gamma|`, :math:`|\\kappa|`, :math:`h`.
+    ``extra``, a relative excess on :data:`LEVEL_GRID` (rule 2c's), multiplies the shape's: (1 + rel)(1 + extra).
     """
     exog = np.asarray(exog, dtype=float)
     mu = np.asarray(mu, dtype=float)  # shape (n,), or (..., n) for many fits on one design
@@ -293,7 +294,7 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
         if not others:  # the Wald's own s^3 term (one parameter; nuisance parameters made it conservative)
             shape = shape + (np.maximum(signed, 0.0) / 12.0)[..., None] * np.abs(x) ** 3
         rel = EDGEWORTH_SAFETY * mills * (shape + step[..., None])
-        ok &= (1.0 + np.nan_to_num(rel, nan=np.inf) <= 1.0 + RATE_TOLERANCE) & (var > 0)[..., None]
+        ok &= ((1.0 + np.nan_to_num(rel, nan=np.inf)) * (1.0 + extra) <= 1.0 + RATE_TOLERANCE) & (var > 0)[..., None]
         if details is not None:
             for key, value in (("skewness", gamma), ("kurtosis", kappa), ("step", step)):
                 details[key] = max(details.get(key, 0.0), float(np.nan_to_num(value, nan=np.inf)))
@@ -302,7 +303,7 @@ def glm_trusted_level(exog: np.ndarray, mu: np.ndarray, columns: list[int], fami
 
 
 def glm_interval_trusted_level(exog: np.ndarray, mu: np.ndarray, column: int, family: str, *,
-                               trials: np.ndarray | None = None) -> float | np.ndarray:
+                               trials: np.ndarray | None = None, extra=0.0) -> float | np.ndarray:
     """Trusted miscoverage of a GLM coefficient's two-sided Wald interval: the second-order rule 2b.
 
     The interval misses :math:`\\beta_j` when :math:`|W|>x` at the true means (``mu``: the fitted
@@ -314,7 +315,8 @@ def glm_interval_trusted_level(exog: np.ndarray, mu: np.ndarray, column: int, fa
     \\tfrac{\\gamma^2}{72}|x^5-10x^3+15x|+\\tfrac{\\kappa_+}{12}x^3+h]\\varphi(x)/q` (q half the
     miscoverage, h the lattice step), doubled (:data:`EDGEWORTH_SAFETY`), whatever the other columns:
     nuisance columns add second-order terms of their own, not derived, so the rule was measured on
-    such designs (docs/THEORY.md 7.1, rule 2b). One-sided intervals keep the first-order rule.
+    such designs (docs/THEORY.md 7.1, rule 2b). One-sided intervals keep the first-order rule. ``extra``
+    as for :func:`glm_trusted_level`.
     """
     mu = np.asarray(mu, dtype=float)
     q, x = _tail("two-sided")
@@ -323,7 +325,8 @@ def glm_interval_trusted_level(exog: np.ndarray, mu: np.ndarray, column: int, fa
     shape = (np.abs(kap) / 24.0 * np.abs(x**3 - 3.0 * x) + g2 / 72.0 * np.abs(x**5 - 10.0 * x**3 + 15.0 * x)
              + np.maximum(kap, 0.0) / 12.0 * x**3)
     rel = EDGEWORTH_SAFETY * _mills(x, q) * (shape + step[..., None])
-    out = grid_trusted_level((np.nan_to_num(rel, nan=np.inf) <= RATE_TOLERANCE) & (var > 0)[..., None])
+    ok = (1.0 + np.nan_to_num(rel, nan=np.inf)) * (1.0 + extra) <= 1.0 + RATE_TOLERANCE
+    out = grid_trusted_level(ok & (var > 0)[..., None])
     return float(out) if np.ndim(out) == 0 else out
 
 

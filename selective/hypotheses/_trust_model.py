@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _resample, _trust
+from . import _glm_shape, _resample, _trust
 from ._counts import binomial_dispersion_z, binomial_trials, counts_problem  # noqa: F401 (counts_problem: for regression)
 from ._null_fit import null_fit_means
 
@@ -423,8 +423,8 @@ def fit_variance_checks(fit, model: str, columns: list[int], names: list[str], *
         model_fails, permutation_fails = model_fails or fires, permutation_fails or perm
     if not (model_fails or permutation_fails):
         return "", False, True
-    fix = ("cov_type='HC3' gives a robust test, shown uncorrected" if model == "ols" else
-           "cov_type='HC0' gives a robust test, shown uncorrected")
+    fix = (f"cov_type='{'HC3' if model == 'ols' else 'HC0'}' gives a variance-robust test, but only its naive "
+           "p-value: robust covariances have no trusted level, so its corrected columns are withheld")
     note = check_note(what, how, model=model_fails, permutation=permutation_fails, fix=fix,
                       has_permutation=permutable)
     return note, model_fails, not permutation_fails
@@ -454,15 +454,24 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
     exog = np.asarray(fit.model.exog, dtype=float)
     family, trials = ("poisson" if model == "poisson" else "binomial"), (
         binomial_trials(fit) if model == "logit" else None)
+    values = [0.0] * len(columns) if values is None else values
+    # rule 2c: with many coefficients the MLE's inflation (docs/THEORY.md 7.1), shifted by the tested coefficient
+    ratio = exog.shape[1] / exog.shape[0] if exog.shape[1] >= _glm_shape.MANY_COEFFICIENTS else 0.0
+    se, beta = np.asarray(fit.bse, dtype=float)[columns], np.asarray(fit.params, dtype=float)[columns]
+    null_shift = float(np.max(np.abs(np.asarray(values) / se))) if len(columns) == 1 else 0.0
+    extra = _glm_shape.dimension_excess(_trust.LEVEL_GRID, alternative, ratio, shift=null_shift, df=len(columns))
+    extra_ci = _glm_shape.dimension_excess(_trust.LEVEL_GRID, alternative, ratio, df=len(columns),
+                                           shift=float(np.max(np.abs(beta / se))))
     if alternative == "two-sided" and len(columns) == 1:  # rule 2b: the tails' first-order terms cancel
-        interval = float(_trust.glm_interval_trusted_level(exog, np.asarray(fit.mu), columns[0], family, trials=trials))
+        interval = float(_trust.glm_interval_trusted_level(exog, np.asarray(fit.mu), columns[0], family, trials=trials,
+                                                           extra=extra_ci))
     else:
         interval = float(_trust.glm_trusted_level(exog, np.asarray(fit.mu), columns, family, alternative=alternative,
-                                                  trials=trials))
-    mu0 = null_fit_means(fit, columns, [0.0] * len(columns) if values is None else values)
+                                                  trials=trials, extra=extra_ci))
+    mu0 = null_fit_means(fit, columns, values)
     shape: dict = {}
     level = float(_trust.glm_trusted_level(exog, np.asarray(fit.mu) if mu0 is None else mu0, columns, family,
-                                           alternative=alternative, trials=trials, details=shape))
+                                           alternative=alternative, trials=trials, details=shape, extra=extra))
     if 0.0 < level < 1.0:  # say what set it, for the report's note
         what = ", ".join(f"{name!r}" for name in names)
         lattice = f", lattice step {shape['step']:.2g} sd" if shape.get("step", 0.0) >= 1e-3 else ""
@@ -474,16 +483,15 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
     if interval > level:
         note = "; ".join(x for x in (note, f"interval trusted down to miscoverage {interval:.2g} (the score's shape at "
                                      "the fitted means: a strong effect raises it)") if x)
-    if exog.shape[1] >= 4 and exog.shape[1] > MANY_COLUMNS * exog.shape[0]:  # not in the rule: the review's
-        # high-dimensional inflation (with one or two nuisance columns the O(1/n) terms are the rule's own)
-        note = "; ".join(x for x in (note, f"{exog.shape[1]} coefficients on {exog.shape[0]} rows: the Wald "
-                                     "approximation's error of order p/n is not in the trust rule and can exceed "
-                                     "it (docs/THEORY.md 7.1, many columns)") if x)
+    if ratio > MANY_COLUMNS:  # say when the many-columns charge is material
+        note = "; ".join(x for x in (note, f"{exog.shape[1]} coefficients on {exog.shape[0]} rows: the levels charge "
+                                     "the Wald statistic's high-dimensional inflation, variance 1 + "
+                                     f"{_glm_shape.DIMENSION_VARIANCE:g} p/n (docs/THEORY.md 7.1, rule 2c)") if x)
     return level, note, max(interval, level)
 
 
-#: a GLM with 4 or more coefficients, more than this share of its rows, gets the note of docs/THEORY.md 7.1
-#: ("many columns")
+#: a GLM with 4 or more coefficients, more than this share of its rows, says in its note that rule 2c's
+#: many-columns charge set its levels (docs/THEORY.md 7.1)
 MANY_COLUMNS = 0.02
 
 

@@ -310,11 +310,55 @@ def test_a_singular_fit_in_a_batch_is_untrusted_and_does_not_sink_the_others():
 
 
 def test_many_coefficients_for_the_rows_are_noted():
-    """The trust rule does not charge the Wald statistic's O(p/n) error; a GLM with more than 2
-    coefficients per 100 rows says so in its method (and so in the report's note), a small one does not."""
+    """A GLM with more than 2 coefficients per 100 rows says in its method (and so in the report's note)
+    that rule 2c's many-columns charge set its levels; a small one does not."""
     rng = np.random.default_rng(12)
     frame = pd.DataFrame(rng.normal(size=(400, 12)), columns=[f"x{i}" for i in range(12)])
     frame["y"] = (rng.random(400) < 0.4).astype(float)
     wide = CoefficientTest(formula="y ~ " + " + ".join(f"x{i}" for i in range(12)), term="x0", model="logit")
-    assert "13 coefficients on 400 rows" in wide.run(frame).method
+    assert "13 coefficients on 400 rows" in wide.run(frame).method and "rule 2c" in wide.run(frame).method
     assert "coefficients on" not in LOGIT.run(frame.assign(x=frame.x0, z=frame.x1)).method
+
+
+def test_dimension_excess_is_the_tail_of_the_inflated_normal():
+    """Rule 2c's excess is the tail of N(b, 1 + c p/n) over the level: checked against the direct formula,
+    zero without columns to charge, growing with p/n and with the tested coefficient's size."""
+    levels = np.array([0.05, 0.01, 1e-3])
+    assert np.all(_glm_shape.dimension_excess(levels, "two-sided", 0.0) == 0.0)
+    ratio, shift = 0.04, 6.0
+    scale = np.sqrt(1 + _glm_shape.DIMENSION_VARIANCE * ratio)
+    b = _glm_shape.DIMENSION_BIAS * ratio * shift
+    x = scipy.stats.norm.isf(levels / 2)
+    direct = (scipy.stats.norm.sf((x - b) / scale) + scipy.stats.norm.sf((x + b) / scale)) / levels - 1
+    np.testing.assert_allclose(_glm_shape.dimension_excess(levels, "two-sided", ratio, shift=shift), direct, rtol=1e-12)
+    one = _glm_shape.dimension_excess(levels, "greater", ratio, shift=shift)
+    np.testing.assert_allclose(one, scipy.stats.norm.sf((scipy.stats.norm.isf(levels) - b) / scale) / levels - 1)
+    joint = _glm_shape.dimension_excess(levels, "two-sided", ratio, df=3)
+    np.testing.assert_allclose(joint, scipy.stats.chi2.sf(scipy.stats.chi2.isf(levels, 3) / scale**2, 3) / levels - 1)
+    small, large = (_glm_shape.dimension_excess(levels, "two-sided", r) for r in (0.01, 0.04))
+    assert np.all(0 < small) and np.all(small < large) and np.all(np.diff(large) > 0)
+
+
+def _wide_logit(seed: int, n: int = 500, p: int = 20, slope: float = 1.0):
+    """The measured design of rule 2c: p Gaussian covariates, four slopes of ``slope``, the last column null."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, p))
+    eta = slope * x[:, :4].sum(axis=1)
+    y = (rng.random(n) < 1 / (1 + np.exp(-eta))) * 1.0
+    frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(p)]).assign(y=y)
+    return frame, "y ~ " + " + ".join(f"x{i}" for i in range(p))
+
+
+def test_many_columns_charge_withholds_where_the_wald_test_was_measured_inflated():
+    """Logit, 21 coefficients on 500 rows, signal sd 2: a null coefficient's Wald test rejected 1.08 times the
+    level at 0.01 and a slope's interval missed 1.35 / 1.46 times at 0.05 / 0.01 (40,000 draws, docs/THEORY.md
+    7.1, rule 2c). The rule no longer trusts either there; without the charge the p-value was trusted at 0.01
+    and the interval at 0.05."""
+    frame, formula = _wide_logit(22)
+    null = CoefficientTest(formula=formula, term="x19", model="logit").run(frame)
+    slope = CoefficientTest(formula=formula, term="x0", model="logit").run(frame)
+    assert null.trusted_level > 0.01
+    assert (slope.interval_trusted_level or slope.trusted_level) > 0.05
+    # the same designs on 5,000 rows (p/n 0.004): the charge is small and both are trusted again
+    frame, formula = _wide_logit(22, n=5000)
+    assert CoefficientTest(formula=formula, term="x19", model="logit").run(frame).trusted_level <= 1e-3
