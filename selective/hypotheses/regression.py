@@ -214,8 +214,8 @@ class CoefficientTest(TestSpec):
     (skewness, kurtosis and lattice step of the score): the p-value's at the means of the null fit, the
     interval's at the fitted means (``interval_trusted_level``), both with rule 2c's charge for 4+ coefficients
     (docs/THEORY.md 7.1). Below the trusted level, and when ``value`` is 0 with the ordinary covariance and no
-    weights, ``run_at_level`` permutes the outcome within strata of rows with identical nuisance columns (all rows when the only
-    other term is the intercept) and refers the standardised efficient score to that
+    weights, ``run_at_level`` permutes the outcome within strata of rows with identical nuisance columns (all
+    rows when the only other term is the intercept) and refers the standardised efficient score to that
     permutation law (sequential Monte Carlo, Besag and Clifford): exact whenever outcomes with the same
     nuisance values are exchangeable under the null (their whole law, dispersion included, free of the
     tested columns: a dispersion or error variance that varies with them breaks it, docs/THEORY.md 7.1). With a
