@@ -188,6 +188,7 @@ class TestAnalysis:
         assert "adaptive" not in t.footnote.lower() and "merge" not in str(row.best_route)
         if row.pvalue_best < 1.0:  # nothing was selected: the route says so rather than naming a composition
             assert row.best_route == "no selection step (0 bits)"
+        assert "max-info: 0 bits, no selection step" in row.note and "composition" not in row.note
 
     def test_reproducible_with_a_seed(self):
         data = load_biomarkers()

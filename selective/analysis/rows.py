@@ -62,6 +62,8 @@ def _row_note(corr, i: int, *, product_scope: bool, fallback: bool, units: Any =
     notes = []
     if np.isnan(corr.pvalue_maxinfo[i]) and np.isnan(corr.pvalue_mutual_info[i]):
         notes.append("no information bound applies")
+    elif not np.isnan(corr.pvalue_maxinfo[i]) and corr.maxinfo_route[i] == "0-bit":
+        notes.append("max-info: 0 bits, no selection step (the naive p-value)")
     elif not np.isnan(corr.pvalue_maxinfo[i]):
         notes.append(f"max-info: {corr.maxinfo_route[i]} bound" + (f", assumes {_scope_phrase(units)}"
                                                                    if product_scope else ""))
@@ -182,7 +184,9 @@ def _interval_reason(result: Any, gamma: float, tr: Any) -> str:
             return f"corrected interval withheld: the test's interval is trusted at no miscoverage below 1{why}{own}"
         glm = getattr(result, "interval_trusted_level", None)  # a GLM's, read where the effect is (THEORY 7.1);
         # the reasons are joined by ", and " ("; " separates a row's notes)
-        effect = "read at the fitted means, where the fitted effect skews the score" if glm == floor else ""
+        effect = ("" if glm != floor else "the many-columns charge, rule 2c, which grows with the fitted effect"
+                  if "rule 2c" in str(getattr(result, "method", "")) else
+                  "read at the fitted means, where the fitted effect skews the score")
         why = ", and ".join(x for x in (effect, own.strip()[1:-1]) if x)
         return (f"corrected interval withheld: the test's interval is trusted down to miscoverage {floor:.2g} only, "
                 f"above {gamma:.2g}" + (f" ({why})" if why else ""))

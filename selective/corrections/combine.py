@@ -131,7 +131,7 @@ def correct(pvalues, totals: LedgerTotals, *, alpha: float = 0.05, n_candidates:
     t_mx = []
     if totals.maxinfo is not None:
         p_mx = np.asarray(corrected_pvalue_maxinfo(p, totals.maxinfo), dtype=float).reshape(p.shape)
-        mi_route = ["composition"] * len(p)
+        mi_route = ["composition" if totals.n_steps else "0-bit"] * len(p)
         t_mx.append(gamma_maxinfo(a, totals.maxinfo))
     elif totals.maxinfo_reason:
         notes.append(totals.maxinfo_reason)

@@ -117,3 +117,10 @@ def dimension_excess(levels: np.ndarray, alternative: str, ratio: float, *, shif
         x = scipy.stats.norm.isf(np.minimum(levels, 0.999))
         rate = scipy.stats.norm.sf((x - b) / scale)
     return rate / np.where(alternative == "two-sided", levels, np.minimum(levels, 0.999)) - 1.0
+
+
+def charge_at(extra: np.ndarray, level: float) -> float:
+    """Rule 2c's relative excess (``extra``, on ``_trust.LEVEL_GRID``, descending) at a grid ``level``."""
+    from ._trust import LEVEL_GRID
+
+    return float(extra[min(int(np.searchsorted(-LEVEL_GRID, -level)), len(extra) - 1)])

@@ -1,15 +1,11 @@
 r"""Trust rules for p-values that are exact only under a parametric model.
 
-Student's t-tests, OLS coefficient tests and Pearson's test are exact when the observations
-(errors) are normal, and the package once trusted them at every level. They are not exact
-otherwise, and the corrections use them at :math:`10^{-4}` and below, where a skewed
-outcome makes them reject many times too often (exponential data, n = 50: 20 times at
-:math:`10^{-4}`; docs/calibration.md). Normality cannot be checked from the data at those
-levels, so each test gets a ``trusted_level`` from the shape of its own data, as the
-asymptotic tests do (:mod:`selective.hypotheses._trust`); under normal data that level is
-small and shrinks as n grows.
-
-Two rules:
+Student's t-tests, OLS coefficient tests and Pearson's test are exact when the observations (errors) are
+normal, and the package once trusted them at every level. They are not exact otherwise, and the corrections
+use them at :math:`10^{-4}` and below, where a skewed outcome makes them reject many times too often
+(exponential data, n = 50: 20 times at :math:`10^{-4}`; docs/calibration.md). Normality cannot be checked
+from the data at those levels, so each test gets a ``trusted_level`` from the shape of its own data, as the
+asymptotic tests do (:mod:`selective.hypotheses._trust`); under normal data it is small and shrinks as n grows.
 
 1. **Second-order Edgeworth bound for two-sided studentised statistics**
    (:func:`studentised_mean_trusted_level`, :func:`welch_trusted_level`,
@@ -455,8 +451,7 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
     family, trials = ("poisson" if model == "poisson" else "binomial"), (
         binomial_trials(fit) if model == "logit" else None)
     values = [0.0] * len(columns) if values is None else values
-    # rule 2c: with many coefficients the MLE's inflation (docs/THEORY.md 7.1), shifted by the tested coefficient
-    ratio = exog.shape[1] / exog.shape[0] if exog.shape[1] >= _glm_shape.MANY_COEFFICIENTS else 0.0
+    ratio = exog.shape[1] / exog.shape[0] if exog.shape[1] >= _glm_shape.MANY_COEFFICIENTS else 0.0  # rule 2c
     se, beta = np.asarray(fit.bse, dtype=float)[columns], np.asarray(fit.params, dtype=float)[columns]
     null_shift = float(np.max(np.abs(np.asarray(values) / se))) if len(columns) == 1 else 0.0
     extra = _glm_shape.dimension_excess(_trust.LEVEL_GRID, alternative, ratio, shift=null_shift, df=len(columns))
@@ -472,21 +467,25 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
     shape: dict = {}
     level = float(_trust.glm_trusted_level(exog, np.asarray(fit.mu) if mu0 is None else mu0, columns, family,
                                            alternative=alternative, trials=trials, details=shape, extra=extra))
+    # rule 2c is named where its charge at the trusted level is material (more than 1%)
+    binds_p, binds_ci = ((ratio > 0 and 0 < lv < 1 and _glm_shape.charge_at(e, lv) > 0.01)
+                         for e, lv in ((extra, level), (extra_ci, interval)))
     if 0.0 < level < 1.0:  # say what set it, for the report's note
         what = ", ".join(f"{name!r}" for name in names)
         lattice = f", lattice step {shape['step']:.2g} sd" if shape.get("step", 0.0) >= 1e-3 else ""
         where = "at the fitted means (the null fit failed)" if mu0 is None else "at the means of the null fit"
         note = "; ".join(x for x in (note, (
             f"{SHAPE_MARK} of {what} {where} (skewness {shape['skewness']:.2g}, excess kurtosis "
-            f"{shape['kurtosis']:.2g}{lattice}): more rows lower it, as do lighter tails or more distinct values "
-            "of the tested column")) if x)
+            f"{shape['kurtosis']:.2g}{lattice})" + (f" and the {DIMENSION_MARK}" if binds_p else "")
+            + ": more rows lower it, as do lighter tails or more distinct values of the tested column")) if x)
     if interval > level:
         note = "; ".join(x for x in (note, f"interval trusted down to miscoverage {interval:.2g} (the score's shape at "
-                                     "the fitted means: a strong effect raises it)") if x)
-    if ratio > MANY_COLUMNS:  # say when the many-columns charge is material
-        note = "; ".join(x for x in (note, f"{exog.shape[1]} coefficients on {exog.shape[0]} rows: the levels charge "
-                                     "the Wald statistic's high-dimensional inflation, variance 1 + "
-                                     f"{_glm_shape.DIMENSION_VARIANCE:g} p/n (docs/THEORY.md 7.1, rule 2c)") if x)
+                                     "the fitted means" + (f" and the {DIMENSION_MARK}" if binds_ci else "")
+                                     + ": a strong effect raises it)") if x)
+    if ratio > MANY_COLUMNS or (ratio > 0 and (binds_p or binds_ci)):  # say when the charge is material
+        note = "; ".join(x for x in (note, f"{DIMENSION_MARK}: {exog.shape[1]} coefficients on {exog.shape[0]} rows, "
+                                     "the Wald statistic's high-dimensional inflation taken as variance 1 + "
+                                     f"{_glm_shape.DIMENSION_VARIANCE:g} p/n (docs/THEORY.md 7.1)") if x)
     return level, note, max(interval, level)
 
 
@@ -495,6 +494,7 @@ def fit_trust(fit, model: str, columns: list[int], names: list[str], alternative
 MANY_COLUMNS = 0.02
 
 
+DIMENSION_MARK = "many-columns charge (rule 2c)"  #: names rule 2c in a GLM test's method (the report reads it)
 #: how a GLM test's method says what set its trusted level (:func:`shape_reason` finds it)
 SHAPE_MARK = "trusted level set by the shape of the score"
 

@@ -359,6 +359,7 @@ def test_many_columns_charge_withholds_where_the_wald_test_was_measured_inflated
     slope = CoefficientTest(formula=formula, term="x0", model="logit").run(frame)
     assert null.trusted_level > 0.01
     assert (slope.interval_trusted_level or slope.trusted_level) > 0.05
+    assert "interval trusted down to" in slope.method and "and the many-columns charge (rule 2c)" in slope.method
     # the same designs on 5,000 rows (p/n 0.004): the charge is small and both are trusted again
     frame, formula = _wide_logit(22, n=5000)
     assert CoefficientTest(formula=formula, term="x19", model="logit").run(frame).trusted_level <= 1e-3
